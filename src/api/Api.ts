@@ -1,0 +1,32 @@
+import { HttpApi, OpenApi } from "@effect/platform"
+import { AdminApi } from "./adminApi"
+import { adminErrorSchema } from "./errors/adminError"
+import { exportErrorSchema } from "./errors/exportError"
+import { providerAErrorSchema } from "./errors/providerAError"
+import { providerBErrorSchema } from "./errors/providerBError"
+import { providerCErrorSchema } from "./errors/providerCError"
+import { ExportsApi } from "./exportsApi"
+import { HealthApi } from "./healthApi"
+import { ProviderAApi, ProviderBApi, ProviderCApi } from "./providerApis"
+
+/** The whole HTTP contract of the service; OpenAPI and /docs are generated from it. */
+export class WorkspaceApi extends HttpApi.make("workspace-api")
+  .add(ExportsApi)
+  .add(ProviderAApi)
+  .add(ProviderBApi)
+  .add(ProviderCApi)
+  .add(AdminApi)
+  .add(HealthApi)
+  // Failures raised before a handler runs (bad JSON, unknown route) are rendered in any of the formats.
+  .addError(exportErrorSchema)
+  .addError(providerAErrorSchema)
+  .addError(providerBErrorSchema)
+  .addError(providerCErrorSchema)
+  .addError(adminErrorSchema)
+  .annotate(OpenApi.Title, "Workspace API")
+  .annotate(OpenApi.Version, "1.0.0")
+  .annotate(
+    OpenApi.Description,
+    "Workspace-scoped API keys, usage exports as CSV, and forwarded chat completions, embeddings, messages and FIM."
+  )
+{}

@@ -1,0 +1,22 @@
+import { Schema } from "effect"
+import { statusVariants } from "./statusVariants"
+
+/** Error of the admin API: `{ error: { code, message, field? } }`. */
+export class AdminError extends Schema.TaggedError<AdminError>()("AdminError", {
+  status: Schema.Number,
+  code: Schema.String,
+  message: Schema.String,
+  field: Schema.optional(Schema.String)
+}) {}
+
+export const AdminErrorBody = Schema.Struct({
+  error: Schema.Struct({ code: Schema.String, message: Schema.String, field: Schema.optional(Schema.String) })
+}).annotations({ identifier: "AdminErrorBody" })
+
+export const adminErrorSchema = statusVariants(
+  AdminError,
+  AdminErrorBody,
+  (e) => ({ error: { code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) } }),
+  (body, status) => new AdminError({ status, ...body.error }),
+  [400, 401, 404, 409, 413, 415, 500, 503]
+)

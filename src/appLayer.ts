@@ -1,0 +1,42 @@
+import { HttpApiBuilder, OpenApi } from "@effect/platform"
+import { Effect, Layer } from "effect"
+import { WorkspaceApi } from "./api/Api"
+import { AppConfig } from "./config"
+import { AdminHandlers } from "./handlers/admin"
+import { ExportsHandlers } from "./handlers/exports"
+import { HealthHandlers } from "./handlers/health"
+import { ProviderAHandlers, ProviderBHandlers, ProviderCHandlers } from "./handlers/providers"
+import {
+  AdminAuthLive,
+  ExportAuthLive,
+  ProviderAAuthLive,
+  ProviderBAuthLive,
+  ProviderCAuthLive
+} from "./http/authMiddleware"
+import { HttpServerLive } from "./http/server"
+import { ApiKeys } from "./services/ApiKeys"
+import { AuthService } from "./services/AuthService"
+import { DatabaseLive } from "./services/Database"
+import { LocalSecrets } from "./services/LocalSecrets"
+import { Workspaces } from "./services/Workspaces"
+
+/** The services over the database, in dependency order. */
+export const ServicesLive = AuthService.layer.pipe(
+  Layer.provideMerge(ApiKeys.layer),
+  Layer.provideMerge(Workspaces.layer),
+  Layer.provideMerge(DatabaseLive),
+  Layer.provideMerge(LocalSecrets.layer)
+)
+
+/** The API, with BASE_PATH as its documented server so the docs' "try it" calls the right paths. */
+const ApiLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, ({ basePath }) =>
+    HttpApiBuilder.api(basePath === "" ? WorkspaceApi : WorkspaceApi.annotate(OpenApi.Servers, [{ url: basePath }]))
+  )
+).pipe(
+  Layer.provide([AdminHandlers, HealthHandlers, ExportsHandlers, ProviderAHandlers, ProviderBHandlers, ProviderCHandlers]),
+  Layer.provide([AdminAuthLive, ExportAuthLive, ProviderAAuthLive, ProviderBAuthLive, ProviderCAuthLive])
+)
+
+/** The whole service: HTTP server, API, services, database. Needs only AppConfig. */
+export const AppLive = HttpServerLive.pipe(Layer.provide(ApiLive), Layer.provideMerge(ServicesLive))

@@ -1,0 +1,177 @@
+import { Config, ConfigError, Context, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
+import * as path from "node:path"
+
+/** The upstreams the service forwards to: one per provider and region (provider_c serves eu only). */
+export const upstreamIds = ["provider_a_eu", "provider_a_us", "provider_b_eu", "provider_b_us", "provider_c_eu"] as const
+export type UpstreamId = (typeof upstreamIds)[number]
+
+export interface UpstreamSetting {
+  readonly url: string
+  readonly key: Redacted.Redacted
+}
+
+export interface AppConfigShape {
+  readonly port: number
+  readonly host: string
+  /** "" or a path such as "/api/public"; every route lives under it. */
+  readonly basePath: "" | `/${string}`
+  /** Base of absolute links (download URLs); defaults to http://HOST:PORT. */
+  readonly publicUrl: string
+  readonly dataDir: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+  readonly adminToken: Option.Option<Redacted.Redacted>
+  readonly logLevel: LogLevel.LogLevel
+  readonly maxBodyBytes: number
+  readonly exportStorage: "local" | "s3"
+  readonly s3: {
+    readonly bucket: Option.Option<string>
+    readonly endpoint: Option.Option<string>
+    readonly region: string
+    readonly forcePathStyle: boolean
+  }
+  readonly upstreams: Readonly<Record<UpstreamId, Option.Option<UpstreamSetting>>>
+  readonly upstreamTimeouts: {
+    readonly connectMs: number
+    readonly firstByteMs: number
+    readonly idleMs: number
+  }
+}
+
+const positiveInt = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: "Expected a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(fallback)
+  )
+
+const basePath = Config.string("BASE_PATH").pipe(
+  Config.validate({
+    message: "Expected empty or a path starting with / made of letters, digits, - _ . and /, such as /api/public",
+    validation: (p) => /^((\/[A-Za-z0-9._-]+)+\/?)?$/.test(p)
+  }),
+  Config.withDefault(""),
+  Config.map((raw): "" | `/${string}` => {
+    const trimmed = raw.replace(/\/+$/, "")
+    return trimmed.startsWith("/") ? (trimmed as `/${string}`) : ""
+  })
+)
+
+const httpUrl = (name: string) =>
+  Config.string(name).pipe(
+    Config.validate({
+      message: "Expected an absolute http(s) URL such as https://host:port",
+      validation: (raw) => Either.isRight(Either.try(() => new URL(raw))) && /^https?:\/\//.test(raw)
+    }),
+    Config.map((raw) => raw.replace(/\/+$/, ""))
+  )
+
+const upstream = (id: UpstreamId) => {
+  const prefix = `UPSTREAM_${id.toUpperCase()}`
+  return Config.all({
+    url: Config.option(httpUrl(`${prefix}_URL`)),
+    key: Config.option(Config.redacted(`${prefix}_KEY`))
+  }).pipe(
+    Config.validate({
+      message: `${prefix}_KEY is set but ${prefix}_URL is not: set both, or neither to use the built-in simulator`,
+      validation: ({ key, url }) => Option.isSome(url) || Option.isNone(key)
+    }),
+    Config.map(({ key, url }) =>
+      Option.map(url, (u): UpstreamSetting => ({ url: u, key: Option.getOrElse(key, () => Redacted.make("")) }))
+    )
+  )
+}
+
+const logLevel = Config.literal("trace", "debug", "info", "warning", "error", "none")("LOG_LEVEL").pipe(
+  Config.withDefault("info" as const),
+  Config.map((level) =>
+    ({
+      trace: LogLevel.Trace,
+      debug: LogLevel.Debug,
+      info: LogLevel.Info,
+      warning: LogLevel.Warning,
+      error: LogLevel.Error,
+      none: LogLevel.None
+    })[level]
+  )
+)
+
+/** Every setting of the service, read from the environment and validated once at start-up. */
+export const appConfig: Config.Config<AppConfigShape> = Config.all({
+  port: Config.port("PORT").pipe(Config.withDefault(8080)),
+  host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
+  basePath,
+  publicUrl: Config.option(httpUrl("PUBLIC_URL")),
+  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data"), Config.map((dir) => path.resolve(dir))),
+  databaseUrl: Config.option(
+    Config.string("DATABASE_URL").pipe(
+      Config.validate({
+        message: "Expected a postgres:// or postgresql:// connection URL",
+        validation: (url) => /^postgres(ql)?:\/\//.test(url)
+      }),
+      Config.map(Redacted.make)
+    )
+  ),
+  adminToken: Config.option(
+    Config.string("ADMIN_TOKEN").pipe(
+      Config.validate({ message: "Expected at least 16 characters", validation: (token) => token.length >= 16 }),
+      Config.map(Redacted.make)
+    )
+  ),
+  logLevel,
+  maxBodyBytes: positiveInt("MAX_BODY_BYTES", 10 * 1024 * 1024),
+  exportStorage: Config.literal("local", "s3")("EXPORT_STORAGE").pipe(Config.withDefault("local" as const)),
+  s3: Config.all({
+    bucket: Config.option(Config.string("S3_BUCKET")),
+    endpoint: Config.option(httpUrl("S3_ENDPOINT")),
+    region: Config.string("S3_REGION").pipe(Config.withDefault("us-east-1")),
+    forcePathStyle: Config.boolean("S3_FORCE_PATH_STYLE").pipe(Config.withDefault(false))
+  }),
+  upstreams: Config.all({
+    provider_a_eu: upstream("provider_a_eu"),
+    provider_a_us: upstream("provider_a_us"),
+    provider_b_eu: upstream("provider_b_eu"),
+    provider_b_us: upstream("provider_b_us"),
+    provider_c_eu: upstream("provider_c_eu")
+  }),
+  upstreamTimeouts: Config.all({
+    connectMs: positiveInt("UPSTREAM_CONNECT_TIMEOUT_MS", 10_000),
+    firstByteMs: positiveInt("UPSTREAM_FIRST_BYTE_TIMEOUT_MS", 120_000),
+    idleMs: positiveInt("UPSTREAM_IDLE_TIMEOUT_MS", 60_000)
+  })
+}).pipe(
+  Config.validate({
+    message: "EXPORT_STORAGE=s3 needs S3_BUCKET",
+    validation: (c) => c.exportStorage === "local" || Option.isSome(c.s3.bucket)
+  }),
+  Config.map((c) => ({
+    ...c,
+    publicUrl: Option.getOrElse(
+      c.publicUrl,
+      () => `http://${c.host === "0.0.0.0" || c.host === "::" ? "127.0.0.1" : c.host}:${c.port}`
+    )
+  }))
+)
+
+const configProblems = (error: ConfigError.ConfigError): ReadonlyArray<string> => {
+  switch (error._op) {
+    case "And":
+    case "Or":
+      return [...configProblems(error.left), ...configProblems(error.right)]
+    case "InvalidData":
+    case "MissingData":
+    case "SourceUnavailable":
+    case "Unsupported":
+      return [error.path.length > 0 ? `${error.path.join("_")}: ${error.message}` : error.message]
+  }
+}
+
+/** One line naming the variable and what it expects, for a service that must not start. */
+export const describeConfigError = (error: ConfigError.ConfigError): string =>
+  `Invalid configuration: ${[...new Set(configProblems(error))].join("; ")}`
+
+export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShape>() {
+  /** Reads the environment; fails with a ConfigError whose text names the variable. */
+  static readonly layer = Layer.effect(AppConfig, appConfig)
+
+  static readonly layerWith = (overrides: Partial<AppConfigShape>) =>
+    Layer.effect(AppConfig, Effect.map(appConfig, (c) => ({ ...c, ...overrides })))
+}

@@ -1,0 +1,115 @@
+/**
+ * The model catalog: which models each forwarded endpoint accepts, with what a service needs to
+ * know about them (context length, output limit, tokenizer). Prices live in the settings, not here.
+ *
+ * Context lengths and output limits of provider_a and provider_b models are the providers'
+ * published figures at the time of writing; codemodel-2501's context length is the spec's.
+ */
+
+export type ProviderId = "provider_a" | "provider_b" | "provider_c"
+
+/** Which forwarded endpoint a model serves. */
+export type ModelFamily = "chat_completions" | "embeddings" | "messages" | "fim"
+
+/** How to count tokens: a tiktoken encoding, or a character-based estimate. */
+export type TokenizerHint = "cl100k_base" | "o200k_base" | "estimate"
+
+export interface ModelInfo {
+  readonly id: string
+  readonly provider: ProviderId
+  readonly family: ModelFamily
+  /** Input + output tokens the model accepts in one request. */
+  readonly contextLength: number
+  /** Most tokens the model generates in one answer; undefined for embeddings. */
+  readonly maxOutputTokens: number | undefined
+  readonly tokenizer: TokenizerHint
+}
+
+/** Per provider, the models a workspace that brings its own provider keys may use. */
+export type ByokModels = Partial<Record<ProviderId, ReadonlyArray<string>>>
+
+export const DEFAULT_FIM_MODEL = "codemodel-2501"
+
+const chat = (id: string, contextLength: number, maxOutputTokens: number): ModelInfo => ({
+  id,
+  provider: "provider_a",
+  family: "chat_completions",
+  contextLength,
+  maxOutputTokens,
+  tokenizer: "o200k_base"
+})
+
+const messages = (id: string, maxOutputTokens: number): ModelInfo => ({
+  id,
+  provider: "provider_b",
+  family: "messages",
+  contextLength: 200_000,
+  maxOutputTokens,
+  tokenizer: "estimate"
+})
+
+export const MODEL_CATALOG: ReadonlyArray<ModelInfo> = [
+  chat("chatgen-5", 400_000, 128_000),
+  chat("chatgen-5-mini", 400_000, 128_000),
+  chat("chatgen-5-nano", 400_000, 128_000),
+  chat("chatgen-5-chat", 128_000, 16_384),
+  chat("chatgen-4.1", 1_047_576, 32_768),
+  chat("chatgen-4.1-mini", 1_047_576, 32_768),
+  chat("chatgen-4.1-nano", 1_047_576, 32_768),
+  chat("o4-mini", 200_000, 100_000),
+  chat("o3", 200_000, 100_000),
+  chat("o3-mini", 200_000, 100_000),
+  chat("o1", 200_000, 100_000),
+  chat("o1-mini", 128_000, 65_536),
+  chat("o1-preview", 128_000, 32_768),
+  chat("chatgen-4o", 128_000, 16_384),
+  chat("chatgen-4o-mini", 128_000, 16_384),
+  {
+    id: "text-embedding-ada-002",
+    provider: "provider_a",
+    family: "embeddings",
+    // The spec's limit per input.
+    contextLength: 8_192,
+    maxOutputTokens: undefined,
+    tokenizer: "cl100k_base"
+  },
+  messages("assistantmodel-sonnet-4-5-20250929", 64_000),
+  messages("assistantmodel-sonnet-4-20250514", 64_000),
+  messages("assistantmodel-3-7-sonnet-20250219", 64_000),
+  messages("assistantmodel-3-5-sonnet-20240620", 8_192),
+  {
+    id: DEFAULT_FIM_MODEL,
+    provider: "provider_c",
+    family: "fim",
+    contextLength: 256_000,
+    maxOutputTokens: undefined,
+    tokenizer: "estimate"
+  }
+]
+
+/** The catalog entry of a model, if the catalog lists it for that provider and endpoint. */
+export const findModel = (provider: ProviderId, family: ModelFamily, model: string): ModelInfo | undefined =>
+  MODEL_CATALOG.find((info) => info.provider === provider && info.family === family && info.id === model)
+
+/** The catalog's model ids for one provider and endpoint, in catalog order. */
+export const catalogModelIds = (provider: ProviderId, family: ModelFamily): ReadonlyArray<string> =>
+  MODEL_CATALOG.filter((info) => info.provider === provider && info.family === family).map((info) => info.id)
+
+/**
+ * Whether a workspace may call `model` on this endpoint. A workspace that brings its own keys for a
+ * provider uses exactly its own list for that provider (the spec: "the available models may
+ * differ"); otherwise the catalog decides.
+ */
+export const isKnownModel = (
+  provider: ProviderId,
+  family: ModelFamily,
+  model: string,
+  byokModels?: ByokModels
+): boolean => {
+  const ownModels = byokModels?.[provider]
+  return ownModels !== undefined ? ownModels.includes(model) : findModel(provider, family, model) !== undefined
+}
+
+/** Tokenizer to count a model's tokens with; models outside the catalog (own keys) are estimated. */
+export const tokenizerFor = (provider: ProviderId, family: ModelFamily, model: string): TokenizerHint =>
+  findModel(provider, family, model)?.tokenizer ?? "estimate"

@@ -1,0 +1,70 @@
+import { Schema } from "effect"
+
+/** Families of the public API that rate limits are counted in. */
+export const LimitFamily = Schema.Literal("usage_export", "chat_completions", "messages", "fim", "embeddings")
+export type LimitFamily = typeof LimitFamily.Type
+
+const PositiveInt = Schema.Int.pipe(Schema.greaterThanOrEqualTo(1, { message: () => "must be an integer ≥ 1" }))
+
+export const LimitOverride = Schema.Struct({
+  requestsPerMinute: Schema.optional(PositiveInt),
+  tokensPerMinute: Schema.optional(PositiveInt)
+})
+export type LimitOverride = typeof LimitOverride.Type
+
+/** Per-workspace limit overrides: per family, and per model within the forwarded families. */
+export const RateLimitOverrides = Schema.Struct({
+  families: Schema.optional(Schema.partial(Schema.Record({ key: LimitFamily, value: LimitOverride }))),
+  models: Schema.optional(Schema.Record({ key: Schema.String, value: LimitOverride }))
+})
+export type RateLimitOverrides = typeof RateLimitOverrides.Type
+
+const ModelList = Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))).pipe(Schema.maxItems(500))
+
+/** Models a workspace may use when it brings its own provider keys: replaces the catalog of that provider. */
+export const ByokModels = Schema.Struct({
+  provider_a: Schema.optional(ModelList),
+  provider_b: Schema.optional(ModelList),
+  provider_c: Schema.optional(ModelList)
+})
+export type ByokModels = typeof ByokModels.Type
+
+export const WorkspaceSettings = Schema.Struct({
+  /** Replace user ids, emails and names in exports by stable pseudonyms. */
+  anonymizeUsers: Schema.Boolean,
+  /** Without leaderboards, user-identifying export columns stay empty. */
+  leaderboardsEnabled: Schema.Boolean,
+  /** Without workflows, the workflows export has no data. */
+  workflowsEnabled: Schema.Boolean,
+  byokModels: ByokModels,
+  rateLimits: RateLimitOverrides
+})
+export type WorkspaceSettings = typeof WorkspaceSettings.Type
+
+export const defaultWorkspaceSettings: WorkspaceSettings = {
+  anonymizeUsers: false,
+  leaderboardsEnabled: true,
+  workflowsEnabled: true,
+  byokModels: {},
+  rateLimits: {}
+}
+
+/** A change to settings: every field optional; given fields replace the stored ones. */
+export const WorkspaceSettingsPatch = Schema.partial(WorkspaceSettings)
+export type WorkspaceSettingsPatch = typeof WorkspaceSettingsPatch.Type
+
+export const applySettingsPatch = (current: WorkspaceSettings, patch: WorkspaceSettingsPatch): WorkspaceSettings => ({
+  ...current,
+  ...Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined))
+})
+
+/** Stored settings may predate a field: fill what is missing with its default. */
+export const StoredWorkspaceSettings = Schema.Struct({
+  anonymizeUsers: Schema.optionalWith(Schema.Boolean, { default: () => defaultWorkspaceSettings.anonymizeUsers }),
+  leaderboardsEnabled: Schema.optionalWith(Schema.Boolean, {
+    default: () => defaultWorkspaceSettings.leaderboardsEnabled
+  }),
+  workflowsEnabled: Schema.optionalWith(Schema.Boolean, { default: () => defaultWorkspaceSettings.workflowsEnabled }),
+  byokModels: Schema.optionalWith(ByokModels, { default: () => ({}) }),
+  rateLimits: Schema.optionalWith(RateLimitOverrides, { default: () => ({}) })
+})

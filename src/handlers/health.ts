@@ -1,0 +1,25 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { WorkspaceApi } from "../api/Api"
+import { NotReady } from "../api/healthApi"
+import { latestMigrationId } from "../services/Migrations"
+
+export const HealthHandlers = HttpApiBuilder.group(WorkspaceApi, "health", (handlers) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const expected = latestMigrationId()
+    const notReady = (reason: string) => new NotReady({ status: "unavailable", reason })
+    return handlers
+      .handle("healthz", () => Effect.succeed({ status: "ok" as const }))
+      .handle("readyz", () =>
+        sql<{ latest: number | null }>`SELECT max(migration_id) AS latest FROM effect_sql_migrations`.pipe(
+          Effect.timeoutFail({ duration: "2 seconds", onTimeout: () => notReady("database did not answer in time") }),
+          Effect.mapError((e) => (e instanceof NotReady ? e : notReady("database unreachable"))),
+          Effect.flatMap(([row]) =>
+            (row?.latest ?? 0) >= expected
+              ? Effect.succeed({ status: "ready" as const, migration: row?.latest ?? 0 })
+              : Effect.fail(notReady(`database at migration ${row?.latest ?? 0}, expected ${expected}`))
+          )
+        ))
+  }))

@@ -1,0 +1,100 @@
+import { HttpServerRequest } from "@effect/platform"
+import { Effect, Layer, Option, Redacted } from "effect"
+import * as crypto from "node:crypto"
+import { AppConfig } from "../config"
+import type { Scope } from "../domain/apiKey"
+import { AdminAuth, ExportAuth, ProviderAAuth, ProviderBAuth, ProviderCAuth } from "../api/security"
+import { AuthService } from "../services/AuthService"
+import { LocalSecrets } from "../services/LocalSecrets"
+import { type ErrorFormat, problemAs, type Problem } from "./errorFormat"
+
+/** `Authorization: Bearer <token>` (scheme case-insensitive), or undefined when absent or another scheme. */
+export const bearerToken = (headers: Readonly<Record<string, string | undefined>>): string | undefined => {
+  const match = /^bearer\s+(.+)$/i.exec(headers.authorization?.trim() ?? "")
+  return match?.[1]?.trim()
+}
+
+/**
+ * The key a request carries. The messages protocol's libraries may send it as `x-api-key`; when a
+ * request carries two different keys we refuse rather than guess which one was meant.
+ */
+const presentedKey = (allowXApiKey: boolean) =>
+  Effect.map(HttpServerRequest.HttpServerRequest, (request): { readonly key: string | undefined; readonly conflict: boolean } => {
+    const bearer = bearerToken(request.headers)
+    const alternative = allowXApiKey ? request.headers["x-api-key"]?.trim() || undefined : undefined
+    return { key: bearer ?? alternative, conflict: bearer !== undefined && alternative !== undefined && bearer !== alternative }
+  })
+
+const conflicting: Problem = {
+  status: 401,
+  code: "invalid_api_key",
+  message: "The request carries two different API keys (Authorization and x-api-key). Send one."
+}
+
+const authenticate = <F extends ErrorFormat>(format: F, scope: Scope, allowXApiKey = false) =>
+  Effect.map(AuthService, (auth) => () =>
+    Effect.flatMap(presentedKey(allowXApiKey), ({ conflict, key }) =>
+      conflict
+        ? Effect.fail(problemAs(format, conflicting))
+        : auth.authenticate(key, scope).pipe(
+          Effect.catchTags({
+            AuthFailure: (failure) =>
+              Effect.fail(problemAs(format, {
+                status: 401,
+                code: failure.reason === "scope" ? "insufficient_scope" : "invalid_api_key",
+                message: failure.description
+              })),
+            StorageFailure: () =>
+              Effect.fail(problemAs(format, {
+                status: 503,
+                code: "unavailable",
+                message: "The service cannot check API keys right now. Retry shortly."
+              }))
+          })
+        )
+    ))
+
+export const ExportAuthLive = Layer.effect(
+  ExportAuth,
+  Effect.map(authenticate("export", "USAGE_EXPORT_API"), (check) => ExportAuth.of({ bearer: () => check() }))
+)
+
+export const ProviderAAuthLive = Layer.effect(
+  ProviderAAuth,
+  Effect.map(authenticate("provider_a", "COMPLETION_API"), (check) => ProviderAAuth.of({ bearer: () => check() }))
+)
+
+export const ProviderBAuthLive = Layer.effect(
+  ProviderBAuth,
+  Effect.map(authenticate("provider_b", "COMPLETION_API", true), (check) =>
+    ProviderBAuth.of({ bearer: () => check(), xApiKey: () => check() }))
+)
+
+export const ProviderCAuthLive = Layer.effect(
+  ProviderCAuth,
+  Effect.map(authenticate("provider_c", "COMPLETION_API"), (check) => ProviderCAuth.of({ bearer: () => check() }))
+)
+
+const digest = (value: string) => crypto.createHash("sha256").update(value).digest()
+
+/** The operator's token: ADMIN_TOKEN, or the one generated under DATA_DIR. Compared in constant time. */
+export const AdminAuthLive = Layer.effect(
+  AdminAuth,
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const token = Option.isSome(config.adminToken)
+      ? config.adminToken.value
+      : (yield* LocalSecrets).adminToken
+    const expected = digest(Redacted.value(token))
+    const refused = problemAs("admin", { status: 401, code: "unauthorized", message: "A valid admin token is required." })
+    return AdminAuth.of({
+      bearer: () =>
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+          const presented = bearerToken(request.headers)
+          return presented !== undefined && crypto.timingSafeEqual(digest(presented), expected)
+            ? Effect.void
+            : Effect.fail(refused)
+        })
+    })
+  })
+)

@@ -1,0 +1,77 @@
+import { AdminError } from "../api/errors/adminError"
+import { ExportError } from "../api/errors/exportError"
+import { ProviderAError } from "../api/errors/providerAError"
+import { ProviderBError, providerBErrorType } from "../api/errors/providerBError"
+import { ProviderCError } from "../api/errors/providerCError"
+
+/** The error formats of the service: each public route family answers in its client library's format. */
+export type ErrorFormat = "export" | "provider_a" | "provider_b" | "provider_c" | "admin"
+
+/** Which format a path (relative to BASE_PATH) answers in; unknown paths answer like the admin API. */
+export const errorFormatOf = (path: string): ErrorFormat => {
+  if (path.startsWith("/export/") || path === "/export") return "export"
+  if (path.startsWith("/provider_a/")) return "provider_a"
+  if (path.startsWith("/provider_b/")) return "provider_b"
+  if (path.startsWith("/provider_c/")) return "provider_c"
+  return "admin"
+}
+
+/** A failure described once, independent of format. */
+export interface Problem {
+  readonly status: number
+  /** Machine-readable code, e.g. invalid_request, not_found, rate_limited. */
+  readonly code: string
+  readonly message: string
+  /** The offending request field in wire notation (messages[0].role), when there is one. */
+  readonly param?: string | undefined
+}
+
+const providerAType = (status: number): string =>
+  status === 401
+    ? "authentication_error"
+    : status === 403
+    ? "permission_error"
+    : status === 404
+    ? "not_found_error"
+    : status === 429
+    ? "rate_limit_error"
+    : status >= 500
+    ? "server_error"
+    : "invalid_request_error"
+
+/** The typed error class of each format. */
+export interface FormatErrors {
+  readonly export: ExportError
+  readonly provider_a: ProviderAError
+  readonly provider_b: ProviderBError
+  readonly provider_c: ProviderCError
+  readonly admin: AdminError
+}
+
+const render: { readonly [F in ErrorFormat]: (problem: Problem) => FormatErrors[F] } = {
+  export: (p) =>
+    new ExportError({ status: p.status, code: p.code, message: p.message, ...(p.param ? { field: p.param } : {}) }),
+  provider_a: (p) =>
+    new ProviderAError({
+      status: p.status,
+      message: p.message,
+      type: providerAType(p.status),
+      param: p.param ?? null,
+      code: p.code
+    }),
+  provider_b: (p) => new ProviderBError({ status: p.status, type: providerBErrorType(p.status), message: p.message }),
+  provider_c: (p) =>
+    new ProviderCError({
+      status: p.status,
+      message: p.message,
+      type: providerAType(p.status),
+      param: p.param ?? null,
+      code: p.code
+    }),
+  admin: (p) =>
+    new AdminError({ status: p.status, code: p.code, message: p.message, ...(p.param ? { field: p.param } : {}) })
+}
+
+/** Renders a problem as the typed error of the given format; HttpApi then encodes its exact wire body. */
+export const problemAs = <F extends ErrorFormat>(format: F, problem: Problem): FormatErrors[F] =>
+  render[format](problem)

@@ -1,0 +1,42 @@
+import { HttpApiError, HttpServerError } from "@effect/platform"
+import { Cause, Option } from "effect"
+import { fromFormatterIssues, malformedJsonIssue } from "../domain/validationIssue"
+import type { Problem } from "./errorFormat"
+
+const decodeProblem = (error: HttpApiError.HttpApiDecodeError): Problem => {
+  const { message, param } = fromFormatterIssues(error.issues)
+  const missing = error.issues.some((issue) => issue._tag === "Missing")
+  return param === null
+    ? { status: 400, code: "invalid_request", message }
+    : { status: 400, code: missing ? "missing_required_parameter" : "invalid_value", message, param }
+}
+
+const malformedBody: Problem = {
+  status: 400,
+  code: "invalid_json",
+  message: `${malformedJsonIssue.message} Send a JSON object with Content-Type: application/json.`
+}
+
+export const tooLarge = (limit: number): Problem => ({
+  status: 413,
+  code: "request_too_large",
+  message: `The request body is larger than the limit of ${limit} bytes.`
+})
+
+/**
+ * What the framework itself can fail with before a handler runs (a body that does not decode, a
+ * route that does not exist, a body that is not JSON or too large), as a format-neutral problem.
+ * Anything else is not ours to describe and stays None.
+ */
+export const failureToProblem = (cause: Cause.Cause<unknown>, bodyLimit: number): Option.Option<Problem> => {
+  const failure = Cause.squash(cause)
+  if (failure instanceof HttpApiError.HttpApiDecodeError) return Option.some(decodeProblem(failure))
+  if (failure instanceof HttpServerError.RouteNotFound) {
+    return Option.some({ status: 404, code: "not_found", message: `No endpoint ${failure.request.method} ${failure.request.url}.` })
+  }
+  if (failure instanceof HttpServerError.RequestError) {
+    const text = String(failure.cause ?? failure.description ?? "")
+    return Option.some(/max|limit|too large/i.test(text) ? tooLarge(bodyLimit) : malformedBody)
+  }
+  return Option.none()
+}

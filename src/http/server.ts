@@ -1,0 +1,77 @@
+import { FileSystem, HttpApiBuilder, HttpApiSwagger, HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Duration, Effect, Layer, Option } from "effect"
+import * as http from "node:http"
+import { WorkspaceApi } from "../api/Api"
+import { AppConfig } from "../config"
+import { errorFormatOf, problemAs } from "./errorFormat"
+import { failureToProblem, tooLarge } from "./failureToProblem"
+import { requestContext } from "./requestContext"
+
+/**
+ * Failures the framework raises before a handler runs are rendered in the format of the route
+ * family that was called, so every client library can parse them.
+ */
+const FrameworkErrorsLive = HttpApiBuilder.middleware(
+  WorkspaceApi,
+  Effect.map(AppConfig, (config) => (app) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const declared = Number(request.headers["content-length"])
+      const format = errorFormatOf(request.url)
+      if (declared > config.maxBodyBytes) return yield* Effect.fail(problemAs(format, tooLarge(config.maxBodyBytes)))
+      return yield* app.pipe(
+        Effect.provideService(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(config.maxBodyBytes))),
+        Effect.catchAllCause((cause) =>
+          Option.match(failureToProblem(cause, config.maxBodyBytes), {
+            onNone: () => Effect.failCause(cause),
+            onSome: (problem) => Effect.fail(problemAs(format, problem))
+          })
+        )
+      )
+    })
+  )
+)
+
+const DocsLive = Layer.mergeAll(
+  HttpApiSwagger.layer({ path: "/docs" }),
+  HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })
+)
+
+/** How long shutdown waits for in-flight requests (long streams included) before closing their sockets. */
+const shutdownGrace = Duration.seconds(20)
+
+/**
+ * Serves the API under BASE_PATH. Needs the API layer (groups with their handlers). On shutdown the
+ * server stops accepting, lets in-flight requests finish (up to the grace period), then the layers
+ * below it (database pool, embedded PostgreSQL) are released.
+ */
+export const HttpServerLive = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const nodeServer = http.createServer({ keepAliveTimeout: 65_000 })
+    const serve = Effect.gen(function*() {
+      const app = yield* HttpApiBuilder.httpApp
+      const mounted = config.basePath === "" ? app : HttpRouter.empty.pipe(HttpRouter.mountApp(config.basePath, app))
+      // Applied to the app, not passed to serve: serve's middleware runs after the response is written.
+      return HttpServer.serve(requestContext(HttpMiddleware.xForwardedHeaders(mounted)))
+    }).pipe(Layer.unwrapEffect)
+    const forceCloseAfterGrace = Layer.scopedDiscard(
+      Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          const timer = setTimeout(() => nodeServer.closeAllConnections(), Duration.toMillis(shutdownGrace))
+          timer.unref()
+        })
+      )
+    )
+    const announce = Layer.effectDiscard(
+      Effect.logInfo("listening").pipe(
+        Effect.annotateLogs({ url: `http://${config.host}:${config.port}${config.basePath}`, publicUrl: config.publicUrl })
+      )
+    )
+    return Layer.mergeAll(serve, forceCloseAfterGrace, announce).pipe(
+      Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer, DocsLive, FrameworkErrorsLive]),
+      Layer.provide(NodeHttpServer.layer(() => nodeServer, { port: config.port, host: config.host }))
+    )
+  })
+)

@@ -1,0 +1,89 @@
+import { Cache, Context, Data, Duration, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
+import { hashApiKey, isWellFormedApiKey, sameHash, type Scope } from "../domain/apiKey"
+import type { Workspace } from "./Workspaces"
+import { ApiKeys, type KeyWithWorkspace } from "./ApiKeys"
+import { StorageFailure } from "./Workspaces"
+
+/** Who is calling: the key, its scopes and its workspace (with settings, at most a second old). */
+export interface Principal {
+  readonly keyId: string
+  readonly scopes: ReadonlyArray<Scope>
+  readonly workspace: Workspace
+}
+
+export type AuthFailureReason = "missing" | "malformed" | "unknown" | "revoked" | "scope"
+
+export class AuthFailure extends Data.TaggedError("AuthFailure")<{
+  readonly reason: AuthFailureReason
+  readonly scope: Scope
+}> {
+  /** One wording per reason; none of them tells an attacker which keys exist. */
+  get description(): string {
+    switch (this.reason) {
+      case "missing":
+        return "No API key provided. Send it as 'Authorization: Bearer <API_KEY>'."
+      case "scope":
+        return `This API key does not have the ${this.scope} scope required by this endpoint.`
+      default:
+        return "Invalid API key provided."
+    }
+  }
+}
+
+/** How long a key lookup is trusted: revocation reaches every instance within this time. */
+export const keyCacheTtl = Duration.seconds(1)
+const lastUsedFlushInterval = Duration.seconds(5)
+
+export class AuthService extends Context.Tag("AuthService")<AuthService, {
+  readonly authenticate: (token: string | undefined, scope: Scope) => Effect.Effect<Principal, AuthFailure | StorageFailure>
+}>() {
+  static readonly layer = Layer.scoped(
+    AuthService,
+    Effect.gen(function*() {
+      const keys = yield* ApiKeys
+      const cache = yield* Cache.makeWith({
+        capacity: 100_000,
+        lookup: (hashHex: string) => keys.findByHash(Buffer.from(hashHex, "hex")),
+        // Storage failures are not remembered: the next request asks again.
+        timeToLive: Exit.match({ onFailure: () => Duration.zero, onSuccess: () => keyCacheTtl })
+      })
+
+      // Last-used times are collected in memory and written in one batch every few seconds.
+      const lastUsed = yield* Ref.make(new Map<string, Date>())
+      const flush = Effect.flatMap(Ref.getAndSet(lastUsed, new Map()), (batch) =>
+        keys.recordLastUsed(batch).pipe(
+          // A failed write puts the batch back; newer times win when merged.
+          Effect.catchAll(() =>
+            Ref.update(lastUsed, (pending) => {
+              const merged = new Map(batch)
+              for (const [id, at] of pending) merged.set(id, at)
+              return merged
+            })
+          )
+        ))
+      yield* Effect.forkScoped(Effect.repeat(flush, Schedule.spaced(lastUsedFlushInterval)))
+      yield* Effect.addFinalizer(() => flush)
+
+      const check = (found: Option.Option<KeyWithWorkspace>, hash: Buffer, scope: Scope) =>
+        Effect.gen(function*() {
+          if (Option.isNone(found) || !sameHash(found.value.keyHash, hash)) {
+            return yield* Effect.fail(new AuthFailure({ reason: "unknown", scope }))
+          }
+          const key = found.value
+          if (key.revoked) return yield* Effect.fail(new AuthFailure({ reason: "revoked", scope }))
+          if (!key.scopes.includes(scope)) return yield* Effect.fail(new AuthFailure({ reason: "scope", scope }))
+          yield* Ref.update(lastUsed, (map) => map.set(key.keyId, new Date()))
+          return { keyId: key.keyId, scopes: key.scopes, workspace: key.workspace }
+        })
+
+      return {
+        authenticate: (token, scope) => {
+          if (token === undefined || token.trim() === "") return Effect.fail(new AuthFailure({ reason: "missing", scope }))
+          if (!isWellFormedApiKey(token)) return Effect.fail(new AuthFailure({ reason: "malformed", scope }))
+          const hash = hashApiKey(token)
+          return Effect.flatMap(cache.get(hash.toString("hex")), (found) => check(found, hash, scope))
+        }
+      }
+    })
+  )
+}

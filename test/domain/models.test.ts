@@ -1,0 +1,91 @@
+import { describe, expect, it } from "@effect/vitest"
+import {
+  catalogModelIds,
+  DEFAULT_FIM_MODEL,
+  findModel,
+  isKnownModel,
+  MODEL_CATALOG,
+  tokenizerFor
+} from "../../src/domain/models"
+
+const SPEC_CHAT_MODELS = [
+  "chatgen-5",
+  "chatgen-5-mini",
+  "chatgen-5-nano",
+  "chatgen-5-chat",
+  "chatgen-4.1",
+  "chatgen-4.1-mini",
+  "chatgen-4.1-nano",
+  "o4-mini",
+  "o3",
+  "o3-mini",
+  "o1",
+  "o1-mini",
+  "o1-preview",
+  "chatgen-4o",
+  "chatgen-4o-mini"
+]
+
+const SPEC_MESSAGES_MODELS = [
+  "assistantmodel-sonnet-4-5-20250929",
+  "assistantmodel-sonnet-4-20250514",
+  "assistantmodel-3-7-sonnet-20250219",
+  "assistantmodel-3-5-sonnet-20240620"
+]
+
+describe("model catalog", () => {
+  it("lists exactly the spec's models per endpoint", () => {
+    expect(catalogModelIds("provider_a", "chat_completions")).toEqual(SPEC_CHAT_MODELS)
+    expect(catalogModelIds("provider_a", "embeddings")).toEqual(["text-embedding-ada-002"])
+    expect(catalogModelIds("provider_b", "messages")).toEqual(SPEC_MESSAGES_MODELS)
+    expect(catalogModelIds("provider_c", "fim")).toEqual([DEFAULT_FIM_MODEL])
+    expect(MODEL_CATALOG).toHaveLength(SPEC_CHAT_MODELS.length + 1 + SPEC_MESSAGES_MODELS.length + 1)
+  })
+
+  it("has unique ids and sane limits", () => {
+    expect(new Set(MODEL_CATALOG.map((model) => model.id)).size).toBe(MODEL_CATALOG.length)
+    for (const model of MODEL_CATALOG) {
+      expect(Number.isInteger(model.contextLength) && model.contextLength > 0).toBe(true)
+      if (model.maxOutputTokens !== undefined) {
+        expect(model.maxOutputTokens).toBeLessThanOrEqual(model.contextLength)
+      }
+    }
+  })
+
+  it("gives codemodel-2501 the spec's context length", () => {
+    expect(DEFAULT_FIM_MODEL).toBe("codemodel-2501")
+    expect(findModel("provider_c", "fim", "codemodel-2501")?.contextLength).toBe(256_000)
+  })
+
+  it("hints a tiktoken encoding for provider_a and an estimate otherwise", () => {
+    expect(tokenizerFor("provider_a", "chat_completions", "chatgen-4o")).toBe("o200k_base")
+    expect(tokenizerFor("provider_a", "chat_completions", "o1-mini")).toBe("o200k_base")
+    expect(tokenizerFor("provider_a", "embeddings", "text-embedding-ada-002")).toBe("cl100k_base")
+    expect(tokenizerFor("provider_b", "messages", "assistantmodel-sonnet-4-20250514")).toBe("estimate")
+    expect(tokenizerFor("provider_c", "fim", "codemodel-2501")).toBe("estimate")
+    expect(tokenizerFor("provider_a", "chat_completions", "own-model")).toBe("estimate")
+  })
+})
+
+describe("isKnownModel", () => {
+  it.each(SPEC_CHAT_MODELS)("knows chat model %s", (model) => {
+    expect(isKnownModel("provider_a", "chat_completions", model)).toBe(true)
+  })
+
+  it("ties a model to its provider and endpoint", () => {
+    expect(isKnownModel("provider_a", "embeddings", "text-embedding-ada-002")).toBe(true)
+    expect(isKnownModel("provider_a", "chat_completions", "text-embedding-ada-002")).toBe(false)
+    expect(isKnownModel("provider_a", "embeddings", "chatgen-4o")).toBe(false)
+    expect(isKnownModel("provider_b", "messages", "chatgen-4o")).toBe(false)
+    expect(isKnownModel("provider_c", "fim", "codemodel-2405")).toBe(false)
+    expect(isKnownModel("provider_a", "chat_completions", "CHATGEN-4O")).toBe(false)
+  })
+
+  it("uses a workspace's own model list for that provider only", () => {
+    const byok = { provider_b: ["assistantmodel-own-1"] }
+    expect(isKnownModel("provider_b", "messages", "assistantmodel-own-1", byok)).toBe(true)
+    expect(isKnownModel("provider_b", "messages", "assistantmodel-sonnet-4-20250514", byok)).toBe(false)
+    expect(isKnownModel("provider_a", "chat_completions", "chatgen-4o", byok)).toBe(true)
+    expect(isKnownModel("provider_a", "chat_completions", "chatgen-4o", {})).toBe(true)
+  })
+})

@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest"
+import { call, useApp } from "../support/testApp"
+
+describe("operations", () => {
+  const app = useApp({ MAX_BODY_BYTES: "2000" })
+
+  it("echoes a request id, keeping a sane one from the caller", async () => {
+    const generated = await call(app.current, "GET", "/healthz")
+    expect(generated.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{32}$/)
+    expect(generated.headers.get("request-id")).toBe(generated.headers.get("x-request-id"))
+    const kept = await call(app.current, "GET", "/healthz", { headers: { "x-request-id": "trace-1234abcd" } })
+    expect(kept.headers.get("x-request-id")).toBe("trace-1234abcd")
+    const unsafe = await call(app.current, "GET", "/healthz", { headers: { "x-request-id": "bad id\twith spaces" } })
+    expect(unsafe.headers.get("x-request-id")).toMatch(/^req_/)
+  })
+
+  it("refuses bodies over the limit with 413 in the endpoint's format", async () => {
+    const big = JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: "x".repeat(5000) }] })
+    const chat = await call(app.current, "POST", "/provider_a/eu/v1/chat/completions", { body: big, token: `wsk_${"A".repeat(43)}` })
+    expect(chat.status).toBe(413)
+    expect(chat.body.error).toMatchObject({ code: "request_too_large" })
+    const messages = await call(app.current, "POST", "/provider_b/eu/v1/messages", { body: big })
+    expect(messages.status).toBe(413)
+    expect(messages.body).toMatchObject({ type: "error", error: { type: "request_too_large" } })
+  })
+
+  it("answers readiness once migrated", async () => {
+    const ready = await call(app.current, "GET", "/readyz")
+    expect(ready.status).toBe(200)
+    expect(ready.body.status).toBe("ready")
+  })
+
+  it("answers unknown routes with 404 in the family's format", async () => {
+    const chat = await call(app.current, "POST", "/provider_a/eu/v1/completions", { body: {} })
+    expect(chat.status).toBe(404)
+    expect(chat.body.error.type).toBe("not_found_error")
+    const messages = await call(app.current, "POST", "/provider_b/eu/v2/messages", { body: {} })
+    expect(messages.status).toBe(404)
+    expect(messages.body.error.type).toBe("not_found_error")
+  })
+})

@@ -1,0 +1,71 @@
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { describe, expect, it } from "vitest"
+import { freePort } from "../../src/services/EmbeddedPostgres"
+import { Effect } from "effect"
+import { spawnService, waitForOk } from "../support/serviceProcess"
+
+const postgresRunningIn = (directory: string): boolean => {
+  const processes = execFileSync("ps", ["-eo", "args"], { encoding: "utf8" })
+  return processes.split("\n").some((line) => line.includes("postgres") && line.includes(directory))
+}
+
+describe("the service process", () => {
+  it("stops at start-up with one line naming a bad setting", async () => {
+    for (const [env, expected] of [
+      [{ PORT: "abc" }, /^Invalid configuration: PORT: .*received "abc"$/],
+      [{ BASE_PATH: "api" }, /^Invalid configuration: BASE_PATH: Expected .*\/api\/public$/],
+      [{ DATABASE_URL: "mysql://x" }, /^Invalid configuration: DATABASE_URL: Expected a postgres/],
+      [{ UPSTREAM_PROVIDER_A_EU_URL: "not a url" }, /UPSTREAM_PROVIDER_A_EU_URL: Expected an absolute http\(s\) URL/],
+      [{ EXPORT_STORAGE: "s3" }, /EXPORT_STORAGE=s3 needs S3_BUCKET/]
+    ] as const) {
+      const service = spawnService({ ...env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "ws-bad-config-")) })
+      expect(await service.exited, JSON.stringify(env)).toBe(1)
+      const lines = service.output().stderr.trim().split("\n").filter((line) => !line.startsWith("npm warn"))
+      expect(lines, JSON.stringify(env)).toHaveLength(1)
+      expect(lines[0]).toMatch(expected)
+    }
+  }, 60_000)
+
+  it("runs on embedded PostgreSQL, shuts down cleanly on SIGTERM and keeps every row across a restart", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-embedded-"))
+    const port = String(await Effect.runPromise(freePort))
+    const env = { DATA_DIR: dataDir, PORT: port, HOST: "127.0.0.1" }
+    const base = `http://127.0.0.1:${port}`
+
+    const first = spawnService(env)
+    await waitForOk(`${base}/readyz`)
+    // No ADMIN_TOKEN given: one was generated and saved under DATA_DIR, and printed once.
+    const secrets = JSON.parse(fs.readFileSync(path.join(dataDir, "secrets.json"), "utf8")) as { adminToken: string }
+    expect(fs.statSync(path.join(dataDir, "secrets.json")).mode & 0o077).toBe(0)
+    expect(first.output().stdout).toContain(secrets.adminToken)
+    const auth = { authorization: `Bearer ${secrets.adminToken}`, "content-type": "application/json" }
+    const created = await (await fetch(`${base}/admin/workspaces`, { method: "POST", headers: auth, body: JSON.stringify({ name: "Kept" }) })).json() as { id: string }
+    const key = await (await fetch(`${base}/admin/workspaces/${created.id}/api-keys`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ name: "k", scopes: ["COMPLETION_API"] })
+    })).json() as { id: string }
+    expect(postgresRunningIn(dataDir)).toBe(true)
+
+    first.child.kill("SIGTERM")
+    expect(await first.exited).toBe(0)
+    expect(postgresRunningIn(dataDir)).toBe(false)
+
+    const second = spawnService(env)
+    await waitForOk(`${base}/readyz`)
+    expect(second.output().stdout).not.toContain(secrets.adminToken)
+    const read = await fetch(`${base}/admin/workspaces/${created.id}`, { headers: auth })
+    expect(read.status).toBe(200)
+    expect(((await read.json()) as { name: string }).name).toBe("Kept")
+    const keys = (await (await fetch(`${base}/admin/workspaces/${created.id}/api-keys`, { headers: auth })).json()) as {
+      data: Array<{ id: string }>
+    }
+    expect(keys.data.map((k) => k.id)).toEqual([key.id])
+    second.child.kill("SIGINT")
+    expect(await second.exited).toBe(0)
+    expect(postgresRunningIn(dataDir)).toBe(false)
+  }, 120_000)
+})

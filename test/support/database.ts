@@ -1,0 +1,24 @@
+import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import * as crypto from "node:crypto"
+import { inject } from "vitest"
+
+/** Creates an empty database on the shared test server and returns its URL. */
+export const freshDatabaseUrl = (): Promise<string> => {
+  const admin = inject("adminDatabaseUrl")
+  const name = `test_${crypto.randomBytes(6).toString("hex")}`
+  return Effect.runPromise(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE DATABASE ${name}`)).pipe(
+      Effect.provide(PgClient.layer({ url: Redacted.make(admin), maxConnections: 1 })),
+      Effect.scoped,
+      Effect.as(withDatabase(admin, name))
+    )
+  )
+}
+
+const withDatabase = (url: string, database: string): string => {
+  const parsed = new URL(url)
+  parsed.pathname = `/${database}`
+  return parsed.toString()
+}

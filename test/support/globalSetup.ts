@@ -1,0 +1,38 @@
+import { Effect, Exit, Redacted, Scope } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import type { TestProject } from "vitest/node"
+import { startEmbeddedPostgres } from "../../src/services/EmbeddedPostgres"
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** A superuser URL of the PostgreSQL server the integration tests share; each file makes its own database. */
+    readonly adminDatabaseUrl: string
+  }
+}
+
+/** One PostgreSQL server for the whole run: DATABASE_URL when set, else an embedded throw-away cluster. */
+export default async function setup(project: TestProject) {
+  const fromEnv = process.env.DATABASE_URL
+  if (fromEnv) {
+    project.provide("adminDatabaseUrl", fromEnv)
+    return
+  }
+  const scope = Effect.runSync(Scope.make())
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), "workspace-api-test-pg-"))
+  fs.rmSync(directory, { recursive: true })
+  const { url } = await Effect.runPromise(
+    startEmbeddedPostgres({
+      directory,
+      password: Redacted.make("test-password"),
+      deleteOnStop: true,
+      // A throw-away cluster: durability off, room for many test pools.
+      settings: { fsync: "off", synchronous_commit: "off", full_page_writes: "off", max_connections: "400" }
+    }).pipe(Scope.extend(scope))
+  )
+  project.provide("adminDatabaseUrl", Redacted.value(url))
+  return async () => {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}

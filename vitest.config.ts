@@ -1,0 +1,13 @@
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    globalSetup: ["test/support/globalSetup.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    // Two cores: integration files share one embedded PostgreSQL; keep parallelism modest.
+    maxWorkers: 2,
+    minWorkers: 1
+  }
+})
