@@ -1,0 +1,57 @@
+import { execFile } from "node:child_process"
+import * as path from "node:path"
+import { promisify } from "node:util"
+import { describe, expect, it } from "vitest"
+import { call, testAdminToken, useApp } from "../support/testApp"
+
+const run = promisify(execFile)
+const root = path.resolve(import.meta.dirname, "../..")
+
+describe("operator CLI", () => {
+  const app = useApp({ BASE_PATH: "/api/public" })
+
+  const cli = async (...args: Array<string>) => {
+    try {
+      const { stdout } = await run(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
+        cwd: root,
+        env: { PATH: process.env.PATH ?? "", WORKSPACE_API_URL: app.current.url, ADMIN_TOKEN: testAdminToken }
+      })
+      return { code: 0, stdout, stderr: "" }
+    } catch (error) {
+      const failed = error as { code: number; stdout: string; stderr: string }
+      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr }
+    }
+  }
+
+  it("creates a workspace and a key that the API then accepts, lists and revokes", async () => {
+    const created = await cli("workspace", "create", "--name", "From CLI", "--settings", '{"anonymizeUsers":true}')
+    expect(created.code).toBe(0)
+    const workspace = JSON.parse(created.stdout) as { id: string; settings: { anonymizeUsers: boolean } }
+    expect(workspace.settings.anonymizeUsers).toBe(true)
+
+    const key = JSON.parse((await cli("key", "create", workspace.id, "--name", "k", "--scopes", "USAGE_EXPORT_API")).stdout) as {
+      id: string
+      key: string
+    }
+    const exportBody = { from: { date: "2026-01-01", timezone: "UTC" }, to: { date: "2026-01-02", timezone: "UTC" } }
+    expect((await call(app.current, "POST", "/export/users", { token: key.key, body: exportBody })).status).not.toBe(401)
+
+    const listed = JSON.parse((await cli("key", "list", workspace.id)).stdout) as { data: Array<{ id: string }> }
+    expect(listed.data.map((k) => k.id)).toEqual([key.id])
+    expect((await cli("key", "revoke", workspace.id, key.id)).code).toBe(0)
+    const updated = JSON.parse((await cli("workspace", "update", workspace.id, "--name", "Renamed")).stdout) as { name: string }
+    expect(updated.name).toBe("Renamed")
+  }, 60_000)
+
+  it("fails with a clear message and status 1 on bad input", async () => {
+    const badScopes = await cli("key", "create", "00000000-0000-0000-0000-000000000000", "--name", "k", "--scopes", "ROOT")
+    expect(badScopes.code).toBe(1)
+    expect(badScopes.stderr).toContain("--scopes")
+    const missing = await cli("workspace", "get", "00000000-0000-0000-0000-000000000000")
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toContain("404")
+    const unknown = await cli("frobnicate")
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toContain("usage:")
+  }, 60_000)
+})
