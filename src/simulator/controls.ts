@@ -1,0 +1,124 @@
+// Per-request simulation controls: latency, chunking, output length and injected faults.
+// They come from `x-simulator-*` request headers or, so that they survive a gateway that forwards only the
+// body, from a directive anywhere in the request text: `[simulator fault=rate_limit fault_times=2]`.
+import { Either, Schema } from "effect"
+import { hexDigest } from "./deterministic"
+import type { SimulatorSettingsShape } from "./settings"
+
+export const FaultKind = Schema.Literal(
+  "rate_limit", // 429 with retry hints
+  "overloaded", // 503 (provider_b: 529)
+  "server_error", // 500
+  "unauthorized", // 401
+  "bad_gateway", // 502 with an HTML page, as a proxy in front of the provider answers
+  "malformed_body", // 200 whose body is not valid JSON / SSE
+  "reset", // connection dropped before any byte
+  "hang", // nothing is ever sent
+  "mid_stream_error", // the format's in-band error event after `fault_after` events, then the connection drops
+  "mid_stream_abort", // the connection drops after `fault_after` events
+  "stall" // `fault_after` events, then silence with the connection open
+)
+export type FaultKind = typeof FaultKind.Type
+
+export interface SimulationControls {
+  readonly latencyMs: number
+  readonly chunkDelayMs: number
+  readonly chunkTokens: number
+  readonly retryAfterMs: number
+  /** Exact length of generated text in tokens (still cut by max_tokens and stop sequences). */
+  readonly outputTokens: number | undefined
+  /** "echo" answers with the last user text instead of generated text. */
+  readonly reply: "generate" | "echo"
+  readonly fault: FaultKind | undefined
+  /** Stream events delivered before a mid-stream fault. */
+  readonly faultAfter: number
+  /** How many attempts of the same request fail before it succeeds; undefined: every attempt. */
+  readonly faultTimes: number | undefined
+  /** Requests sharing a key share the fault_times count; defaults to a digest of path and body. */
+  readonly faultKey: string
+}
+
+const directiveRegex = /\[simulator((?:\s+[a-z_]+=[^\s\]]+)+)\s*\]/
+
+const controlNames = [
+  "latency_ms",
+  "chunk_delay_ms",
+  "chunk_tokens",
+  "retry_after_ms",
+  "output_tokens",
+  "reply",
+  "fault",
+  "fault_after",
+  "fault_times",
+  "fault_key"
+] as const
+type ControlName = (typeof controlNames)[number]
+
+const isControlName = (name: string): name is ControlName => (controlNames as ReadonlyArray<string>).includes(name)
+
+/** Raw control values: the body directive first, headers override it. */
+const collectRaw = (
+  header: (name: string) => string | undefined,
+  rawBody: string
+): Either.Either<Map<ControlName, string>, string> => {
+  const raw = new Map<ControlName, string>()
+  const directive = directiveRegex.exec(rawBody)?.[1]
+  for (const assignment of directive?.trim().split(/\s+/) ?? []) {
+    const [name = "", value = ""] = assignment.split("=", 2)
+    if (!isControlName(name)) return Either.left(`unknown simulator control '${name}'`)
+    raw.set(name, value)
+  }
+  for (const name of controlNames) {
+    const value = header(`x-simulator-${name.replace(/_/g, "-")}`)
+    if (value !== undefined) raw.set(name, value)
+  }
+  return Either.right(raw)
+}
+
+const integerAtLeast = (minimum: number) => (name: string, value: string): Either.Either<number, string> => {
+  const parsed = Number(value)
+  return Number.isInteger(parsed) && parsed >= minimum
+    ? Either.right(parsed)
+    : Either.left(`simulator control '${name}' must be an integer >= ${minimum}, got '${value}'`)
+}
+
+/** Reads the controls of one request, or explains which control value is wrong. */
+export const readControls = (
+  settings: SimulatorSettingsShape,
+  request: { readonly path: string; readonly header: (name: string) => string | undefined; readonly rawBody: string }
+): Either.Either<SimulationControls, string> =>
+  Either.gen(function* () {
+    const raw = yield* collectRaw(request.header, request.rawBody)
+    const number = (name: ControlName, minimum: number, fallback: number) => {
+      const value = raw.get(name)
+      return value === undefined ? Either.right(fallback) : integerAtLeast(minimum)(name, value)
+    }
+    const optionalNumber = (name: ControlName, minimum: number) => {
+      const value = raw.get(name)
+      return value === undefined ? Either.right(undefined) : integerAtLeast(minimum)(name, value)
+    }
+    const faultValue = raw.get("fault")
+    const fault =
+      faultValue === undefined
+        ? undefined
+        : yield* Schema.decodeUnknownEither(FaultKind)(faultValue).pipe(
+            Either.mapLeft(() => `simulator control 'fault' must be one of ${FaultKind.literals.join(", ")}, got '${faultValue}'`)
+          )
+    const replyValue = raw.get("reply") ?? "generate"
+    if (replyValue !== "generate" && replyValue !== "echo") {
+      return yield* Either.left(`simulator control 'reply' must be generate or echo, got '${replyValue}'`)
+    }
+    return {
+      latencyMs: yield* number("latency_ms", 0, settings.latencyMs),
+      chunkDelayMs: yield* number("chunk_delay_ms", 0, settings.chunkDelayMs),
+      chunkTokens: yield* number("chunk_tokens", 1, settings.chunkTokens),
+      retryAfterMs: yield* number("retry_after_ms", 0, settings.retryAfterMs),
+      outputTokens: yield* optionalNumber("output_tokens", 0),
+      reply: replyValue,
+      fault,
+      faultAfter: yield* number("fault_after", 0, 2),
+      faultTimes: yield* optionalNumber("fault_times", 0),
+      // Hashing the body costs time on every request; only fault counting needs the key.
+      faultKey: raw.get("fault_key") ?? (fault === undefined ? "" : hexDigest([request.path, request.rawBody], 32))
+    }
+  })

@@ -1,0 +1,204 @@
+// The request life cycle shared by every simulated endpoint: controls, auth, latency, faults, then the answer
+// delivered as JSON or as a stream of server-sent events.
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Duration, Effect, Either, Option, Redacted, Stream } from "effect"
+import { type FaultKind, readControls, type SimulationControls } from "./controls"
+import type { Dialect } from "./dialect"
+import { FaultLedger } from "./faultLedger"
+import { parseJsonObject } from "./requestBody"
+import { SimulatorSettings } from "./settings"
+import { SimulatorError } from "./simulatorError"
+
+export type Reply =
+  | { readonly _tag: "Json"; readonly body: unknown }
+  | { readonly _tag: "Events"; readonly events: ReadonlyArray<string> }
+
+export const jsonReply = (body: unknown): Reply => ({ _tag: "Json", body })
+export const eventsReply = (events: ReadonlyArray<string>): Reply => ({ _tag: "Events", events })
+
+export interface AnswerContext {
+  readonly controls: SimulationControls
+  readonly header: (name: string) => string | undefined
+}
+
+export interface SimulatedEndpoint<R> {
+  readonly dialect: Dialect
+  /** Builds the answer to a request body that parsed as a JSON object. */
+  readonly answer: (body: Record<string, unknown>, context: AnswerContext) => Effect.Effect<Reply, SimulatorError, R>
+}
+
+const retryHeaders = (retryAfterMs: number): Record<string, string> => ({
+  "retry-after": String(Math.ceil(retryAfterMs / 1000)),
+  "retry-after-ms": String(retryAfterMs)
+})
+
+const errorResponse = (dialect: Dialect, error: SimulatorError, requestId: string, retryAfterMs: number) =>
+  HttpServerResponse.unsafeJson(dialect.errorBody(error, requestId), {
+    status: dialect.errorStatus(error.kind),
+    headers: {
+      [dialect.requestIdHeader]: requestId,
+      ...(error.kind === "rate_limit" || error.kind === "overloaded" ? retryHeaders(retryAfterMs) : {})
+    }
+  })
+
+/**
+ * Ends the TCP connection without finishing the HTTP response, as a crashed or cut-off upstream does:
+ * "reset" sends a TCP reset at once; "cut" first flushes what was written, so the client sees a truncated body.
+ */
+const dropConnection = (request: HttpServerRequest.HttpServerRequest, how: "reset" | "cut"): Effect.Effect<never> =>
+  Effect.sync(() => {
+    const response = NodeHttpServerRequest.toServerResponse(request)
+    const socket = response.socket
+    if (socket === null) response.destroy()
+    else if (how === "reset") socket.resetAndDestroy()
+    else socket.end()
+  }).pipe(Effect.zipRight(Effect.never))
+
+const faultErrors: Partial<Record<FaultKind, SimulatorError>> = {
+  rate_limit: new SimulatorError({ kind: "rate_limit", message: "Rate limit reached (simulated). Please retry later." }),
+  overloaded: new SimulatorError({ kind: "overloaded", message: "The server is currently overloaded (simulated)." }),
+  server_error: new SimulatorError({ kind: "server_error", message: "The server had an error while processing your request (simulated)." }),
+  unauthorized: new SimulatorError({ kind: "authentication", message: "Invalid API key (simulated)." })
+}
+
+const streamFault = new SimulatorError({ kind: "server_error", message: "The stream was interrupted by a server error (simulated)." })
+
+const badGatewayPage =
+  "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n"
+
+/** Events a stream format can carry in-band when it breaks: an error event, or one that is cut short. */
+interface InBandFaults {
+  readonly error: string
+  readonly malformed: string
+}
+
+/**
+ * The answer's bytes, in pieces, paced by the chunk delay, with a mid-body fault after `faultAfter` pieces.
+ * Without in-band events (a JSON body) an error fault simply drops the connection.
+ */
+const bodyStream = (
+  pieces: ReadonlyArray<string>,
+  controls: SimulationControls,
+  fault: FaultKind | undefined,
+  drop: Effect.Effect<never>,
+  inBand?: InBandFaults
+): Stream.Stream<Uint8Array> => {
+  const encoder = new TextEncoder()
+  const delay = Duration.millis(controls.chunkDelayMs)
+  // Without a delay the pieces would reach the socket together anyway: one write instead of one per event.
+  const paced = (items: ReadonlyArray<string>) =>
+    controls.chunkDelayMs === 0
+      ? items.length === 0
+        ? Stream.empty
+        : Stream.make(items.join(""))
+      : Stream.fromIterable(items).pipe(
+          Stream.zipWithIndex,
+          Stream.mapEffect(([item, index]) => (index === 0 ? Effect.succeed(item) : Effect.as(Effect.sleep(delay), item)))
+        )
+  const rest = pieces.slice(controls.faultAfter)
+  const tail = (): Stream.Stream<string> => {
+    switch (fault) {
+      case "mid_stream_error":
+        return inBand === undefined ? Stream.fromEffect(drop) : Stream.concat(Stream.make(inBand.error), Stream.fromEffect(drop))
+      case "mid_stream_abort":
+        return Stream.fromEffect(drop)
+      case "stall":
+        return Stream.never
+      case "malformed_body":
+        return inBand === undefined ? paced(rest) : Stream.concat(Stream.make(inBand.malformed), paced(rest))
+      default:
+        return paced(rest)
+    }
+  }
+  return Stream.concat(paced(pieces.slice(0, controls.faultAfter)), Stream.suspend(tail)).pipe(
+    Stream.map((text) => encoder.encode(text))
+  )
+}
+
+const deliver = (
+  dialect: Dialect,
+  reply: Reply,
+  controls: SimulationControls,
+  fault: FaultKind | undefined,
+  headers: Record<string, string>,
+  drop: Effect.Effect<never>
+): HttpServerResponse.HttpServerResponse => {
+  if (reply._tag === "Events") {
+    const inBand = { error: dialect.streamError(streamFault), malformed: dialect.malformedEvent }
+    return HttpServerResponse.stream(bodyStream(reply.events, controls, fault, drop, inBand), {
+      contentType: "text/event-stream; charset=utf-8",
+      headers: { ...headers, "cache-control": "no-cache", "x-accel-buffering": "no" }
+    })
+  }
+  const text = JSON.stringify(reply.body)
+  const half = Math.floor(text.length / 2)
+  if (fault === undefined) {
+    return HttpServerResponse.text(text, { contentType: "application/json", headers })
+  }
+  if (fault === "malformed_body") {
+    return HttpServerResponse.text(text.slice(0, half), { contentType: "application/json", headers })
+  }
+  // A JSON body cut in the middle: the announced length is never reached.
+  return HttpServerResponse.stream(bodyStream([text.slice(0, half), text.slice(half)], { ...controls, faultAfter: 1 }, fault, drop), {
+    contentType: "application/json",
+    contentLength: Buffer.byteLength(text),
+    headers
+  })
+}
+
+/** Bearer token or x-api-key: both carry the key. */
+const credentialOf = (header: (name: string) => string | undefined): string | undefined => {
+  const bearer = /^Bearer\s+(.+)$/i.exec(header("authorization") ?? "")?.[1]?.trim()
+  return bearer ?? header("x-api-key")
+}
+
+/** Serves one simulated endpoint: the handler given to the router. */
+export const serveEndpoint = <R>(endpoint: SimulatedEndpoint<R>) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const settings = yield* SimulatorSettings
+    const ledger = yield* FaultLedger
+    const { dialect } = endpoint
+    const requestId = yield* dialect.newRequestId
+    const header = (name: string) => request.headers[name]
+    const fail = (error: SimulatorError, retryAfterMs = settings.retryAfterMs) =>
+      errorResponse(dialect, error, requestId, retryAfterMs)
+
+    const rawBody = yield* Effect.either(request.text)
+    if (Either.isLeft(rawBody)) {
+      return fail(new SimulatorError({ kind: "invalid_request", message: "The request body could not be read." }))
+    }
+    const controls = readControls(settings, { path: request.url, header, rawBody: rawBody.right })
+    if (Either.isLeft(controls)) {
+      return fail(new SimulatorError({ kind: "invalid_request", message: controls.left, code: "invalid_simulator_control" }))
+    }
+    const control = controls.right
+
+    const expectedKey = settings.apiKey
+    if (Option.isSome(expectedKey)) {
+      const credential = credentialOf(header)
+      if (credential === undefined || credential.length === 0) return fail(dialect.missingKey)
+      if (credential !== Redacted.value(expectedKey.value)) return fail(dialect.wrongKey)
+    }
+
+    if (control.latencyMs > 0) yield* Effect.sleep(Duration.millis(control.latencyMs))
+
+    const fault =
+      control.fault !== undefined && (yield* ledger.attemptFails(control.faultKey, control.faultTimes)) ? control.fault : undefined
+    const faultError = fault === undefined ? undefined : faultErrors[fault]
+    if (faultError !== undefined) return fail(faultError, control.retryAfterMs)
+    if (fault === "bad_gateway") {
+      return HttpServerResponse.text(badGatewayPage, { status: 502, contentType: "text/html" })
+    }
+    if (fault === "reset") return yield* dropConnection(request, "reset")
+    if (fault === "hang") return yield* Effect.never
+
+    const answer = yield* parseJsonObject(rawBody.right).pipe(
+      Effect.flatMap((body) => endpoint.answer(body, { controls: control, header })),
+      Effect.either
+    )
+    return Either.isLeft(answer)
+      ? fail(answer.left)
+      : deliver(dialect, answer.right, control, fault, { [dialect.requestIdHeader]: requestId }, dropConnection(request, "cut"))
+  })

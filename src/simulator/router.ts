@@ -1,0 +1,32 @@
+// The simulator's routes: the providers' API paths under their API roots, and a health check.
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { serveEndpoint } from "./endpoint"
+import { chatCompletionsEndpoint } from "./providerA/chatCompletions"
+import { embeddingsEndpoint } from "./providerA/embeddings"
+import { messagesEndpoint } from "./providerB/messages"
+import { fimCompletionsEndpoint } from "./providerC/fimCompletions"
+
+export const simulatorRouter = HttpRouter.empty.pipe(
+  HttpRouter.post("/v1/chat/completions", serveEndpoint(chatCompletionsEndpoint)),
+  HttpRouter.post("/v1/embeddings", serveEndpoint(embeddingsEndpoint)),
+  HttpRouter.post("/v1/messages", serveEndpoint(messagesEndpoint)),
+  HttpRouter.post("/v1/fim/completions", serveEndpoint(fimCompletionsEndpoint)),
+  HttpRouter.get("/healthz", HttpServerResponse.text("ok")),
+  HttpRouter.all(
+    "*",
+    Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+      HttpServerResponse.unsafeJson(
+        {
+          error: {
+            message: `Unknown request URL: ${request.method} ${request.url}.`,
+            type: "invalid_request_error",
+            param: null,
+            code: "unknown_url"
+          }
+        },
+        { status: 404 }
+      )
+    )
+  )
+)
