@@ -1,4 +1,6 @@
-// Server-sent event framing as the providers write it.
+// Server-sent events as the providers write them, and a decoder for relaying upstream streams.
+import { createParser } from "eventsource-parser"
+import { Chunk, Stream } from "effect"
 
 /** A data-only event (`data: <json>`), as chat-completion and FIM streams use. */
 export const dataEvent = (payload: unknown): string => `data: ${JSON.stringify(payload)}\n\n`
@@ -9,3 +11,33 @@ export const namedEvent = (name: string, payload: unknown): string =>
 
 /** The terminator of data-only streams. */
 export const doneEvent = "data: [DONE]\n\n"
+
+/** One decoded event: its name (absent for data-only events) and its data lines joined by "\n". */
+export interface SseEvent {
+  readonly event?: string | undefined
+  readonly data: string
+}
+
+/** Writes a decoded event back in the same framing. */
+export const encodeSseEvent = ({ data, event }: SseEvent): string =>
+  `${event === undefined ? "" : `event: ${event}\n`}${data.split("\n").map((line) => `data: ${line}`).join("\n")}\n\n`
+
+/**
+ * Decodes a byte stream into events as they complete, whatever the chunk boundaries (any of the
+ * three line endings, comments dropped). A trailing event without its blank line is dropped, as
+ * the client libraries do.
+ */
+export const decodeSse = <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<SseEvent, E, R> =>
+  Stream.suspend(() => {
+    const decoder = new TextDecoder()
+    let pending: Array<SseEvent> = []
+    const parser = createParser({
+      onEvent: (message) => void pending.push(message.event === undefined ? { data: message.data } : { event: message.event, data: message.data })
+    })
+    return Stream.mapChunks(bytes, (chunk) => {
+      for (const piece of chunk) parser.feed(decoder.decode(piece, { stream: true }))
+      const events = pending
+      pending = []
+      return Chunk.unsafeFromArray(events)
+    })
+  })

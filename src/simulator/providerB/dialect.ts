@@ -3,7 +3,7 @@
 import type { Dialect } from "../dialect"
 import { randomId } from "../ids"
 import { dottedPath, type ErrorKind, SimulatorError } from "../simulatorError"
-import { namedEvent } from "../sse"
+import { namedEvent } from "../../domain/sse"
 
 const statuses: Record<ErrorKind, number> = {
   invalid_request: 400,

@@ -3,7 +3,7 @@
 import type { Dialect } from "../dialect"
 import { randomId } from "../ids"
 import { type ErrorKind, SimulatorError } from "../simulatorError"
-import { dataEvent } from "../sse"
+import { dataEvent } from "../../domain/sse"
 
 const statuses: Record<ErrorKind, number> = {
   invalid_request: 400,
