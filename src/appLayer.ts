@@ -16,6 +16,14 @@ import {
 import { HttpServerLive } from "./http/server"
 import { ApiKeys } from "./services/ApiKeys"
 import { AuthService } from "./services/AuthService"
+import { ChatCompletions } from "./services/ChatCompletions"
+import { Embeddings } from "./services/Embeddings"
+import { Forwarder } from "./services/Forwarder"
+import { Prices } from "./services/Prices"
+import { Tokenizer } from "./services/Tokenizer"
+import { UpstreamClient } from "./services/UpstreamClient"
+import { Upstreams } from "./services/Upstreams"
+import { UsageRecorder } from "./services/UsageRecorder"
 import { DatabaseLive } from "./services/Database"
 import { LocalSecrets } from "./services/LocalSecrets"
 import { Workspaces } from "./services/Workspaces"
@@ -26,6 +34,13 @@ export const ServicesLive = AuthService.layer.pipe(
   Layer.provideMerge(Workspaces.layer),
   Layer.provideMerge(DatabaseLive),
   Layer.provideMerge(LocalSecrets.layer)
+)
+
+/** Forwarding to the providers: upstreams (or the simulator), the pooled client, usage recording. */
+export const ForwardingLive = Layer.mergeAll(ChatCompletions.layer, Embeddings.layer).pipe(
+  Layer.provide(Tokenizer.layer),
+  Layer.provideMerge(Forwarder.layer),
+  Layer.provide([Upstreams.layer, UpstreamClient.layer, UsageRecorder.layer, Prices.layer])
 )
 
 /** The API, with BASE_PATH as its documented server so the docs' "try it" calls the right paths. */
@@ -39,4 +54,8 @@ const ApiLive = Layer.unwrapEffect(
 )
 
 /** The whole service: HTTP server, API, services, database. Needs only AppConfig. */
-export const AppLive = HttpServerLive.pipe(Layer.provide(ApiLive), Layer.provideMerge(ServicesLive))
+export const AppLive = HttpServerLive.pipe(
+  Layer.provide(ApiLive),
+  Layer.provide(ForwardingLive),
+  Layer.provideMerge(ServicesLive)
+)

@@ -1,5 +1,6 @@
 import { Config, ConfigError, Context, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 
 /** The upstreams the service forwards to: one per provider and region (provider_c serves eu only). */
 export const upstreamIds = ["provider_a_eu", "provider_a_us", "provider_b_eu", "provider_b_us", "provider_c_eu"] as const
@@ -8,6 +9,12 @@ export type UpstreamId = (typeof upstreamIds)[number]
 export interface UpstreamSetting {
   readonly url: string
   readonly key: Redacted.Redacted
+}
+
+export interface S3Credentials {
+  readonly accessKeyId: string
+  readonly secretAccessKey: Redacted.Redacted
+  readonly sessionToken: Option.Option<Redacted.Redacted>
 }
 
 export interface AppConfigShape {
@@ -28,8 +35,20 @@ export interface AppConfigShape {
     readonly endpoint: Option.Option<string>
     readonly region: string
     readonly forcePathStyle: boolean
+    /** AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (/ AWS_SESSION_TOKEN); None: the SDK's default chain. */
+    readonly credentials: Option.Option<S3Credentials>
   }
+  /** Lifetime of export download links (local signed links and S3 presigned URLs). */
+  readonly exportLinkTtlSeconds: number
+  /** An export with more rows than this is refused with 400 before anything is written. */
+  readonly exportMaxRows: number
+  /** Secret of download-link signatures and user pseudonyms; None: generated once, kept in the database. */
+  readonly exportSigningSecret: Option.Option<Redacted.Redacted>
   readonly upstreams: Readonly<Record<UpstreamId, Option.Option<UpstreamSetting>>>
+  /** The messages protocol version sent upstream, whatever version header the client sent. */
+  readonly upstreamMessagesVersion: string
+  /** JSON file of model prices (US dollars per million tokens). */
+  readonly priceTableFile: string
   readonly upstreamTimeouts: {
     readonly connectMs: number
     readonly firstByteMs: number
@@ -80,6 +99,26 @@ const upstream = (id: UpstreamId) => {
   )
 }
 
+const s3Credentials = Config.all({
+  accessKeyId: Config.option(Config.string("AWS_ACCESS_KEY_ID")),
+  secretAccessKey: Config.option(Config.redacted("AWS_SECRET_ACCESS_KEY")),
+  sessionToken: Config.option(Config.redacted("AWS_SESSION_TOKEN"))
+}).pipe(
+  Config.validate({
+    message: "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together: set both, or neither for the SDK's default chain",
+    validation: (c) => Option.isSome(c.accessKeyId) === Option.isSome(c.secretAccessKey)
+  }),
+  Config.map((c) =>
+    Option.flatMap(c.accessKeyId, (accessKeyId) =>
+      Option.map(c.secretAccessKey, (secretAccessKey): S3Credentials => ({
+        accessKeyId,
+        secretAccessKey,
+        sessionToken: c.sessionToken
+      }))
+    )
+  )
+)
+
 const logLevel = Config.literal("trace", "debug", "info", "warning", "error", "none")("LOG_LEVEL").pipe(
   Config.withDefault("info" as const),
   Config.map((level) =>
@@ -123,8 +162,20 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     bucket: Config.option(Config.string("S3_BUCKET")),
     endpoint: Config.option(httpUrl("S3_ENDPOINT")),
     region: Config.string("S3_REGION").pipe(Config.withDefault("us-east-1")),
-    forcePathStyle: Config.boolean("S3_FORCE_PATH_STYLE").pipe(Config.withDefault(false))
+    forcePathStyle: Config.boolean("S3_FORCE_PATH_STYLE").pipe(Config.withDefault(false)),
+    credentials: s3Credentials
   }),
+  // S3 presigned URLs live at most 7 days.
+  exportLinkTtlSeconds: positiveInt("EXPORT_LINK_TTL_SECONDS", 3600).pipe(
+    Config.validate({ message: "Expected at most 604800 (7 days)", validation: (n) => n <= 604_800 })
+  ),
+  exportMaxRows: positiveInt("EXPORT_MAX_ROWS", 1_000_000),
+  exportSigningSecret: Config.option(
+    Config.string("EXPORT_SIGNING_SECRET").pipe(
+      Config.validate({ message: "Expected at least 32 characters", validation: (secret) => secret.length >= 32 }),
+      Config.map(Redacted.make)
+    )
+  ),
   upstreams: Config.all({
     provider_a_eu: upstream("provider_a_eu"),
     provider_a_us: upstream("provider_a_us"),
@@ -132,6 +183,14 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     provider_b_us: upstream("provider_b_us"),
     provider_c_eu: upstream("provider_c_eu")
   }),
+  upstreamMessagesVersion: Config.string("UPSTREAM_MESSAGES_VERSION").pipe(
+    Config.validate({ message: "Expected a date such as 2023-06-01", validation: (v) => /^\d{4}-\d{2}-\d{2}$/.test(v) }),
+    Config.withDefault("2023-06-01")
+  ),
+  priceTableFile: Config.string("PRICE_TABLE_FILE").pipe(
+    Config.withDefault(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../config/prices.json")),
+    Config.map((file) => path.resolve(file))
+  ),
   upstreamTimeouts: Config.all({
     connectMs: positiveInt("UPSTREAM_CONNECT_TIMEOUT_MS", 10_000),
     firstByteMs: positiveInt("UPSTREAM_FIRST_BYTE_TIMEOUT_MS", 120_000),

@@ -3,9 +3,9 @@ import { ExportError } from "../api/errors/exportError"
 import { ProviderAError } from "../api/errors/providerAError"
 import { ProviderBError, providerBErrorType } from "../api/errors/providerBError"
 import { ProviderCError } from "../api/errors/providerCError"
+import type { ErrorFormat, Problem } from "../domain/problem"
 
-/** The error formats of the service: each public route family answers in its client library's format. */
-export type ErrorFormat = "export" | "provider_a" | "provider_b" | "provider_c" | "admin"
+export type { ErrorFormat, Problem } from "../domain/problem"
 
 /** Which format a path (relative to BASE_PATH) answers in; unknown paths answer like the admin API. */
 export const errorFormatOf = (path: string): ErrorFormat => {
@@ -14,16 +14,6 @@ export const errorFormatOf = (path: string): ErrorFormat => {
   if (path.startsWith("/provider_b/")) return "provider_b"
   if (path.startsWith("/provider_c/")) return "provider_c"
   return "admin"
-}
-
-/** A failure described once, independent of format. */
-export interface Problem {
-  readonly status: number
-  /** Machine-readable code, e.g. invalid_request, not_found, rate_limited. */
-  readonly code: string
-  readonly message: string
-  /** The offending request field in wire notation (messages[0].role), when there is one. */
-  readonly param?: string | undefined
 }
 
 const providerAType = (status: number): string =>

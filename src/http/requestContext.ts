@@ -1,6 +1,7 @@
 import { HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
+import { currentRequestId } from "./currentRequestId"
 
 const acceptableId = /^[A-Za-z0-9._:-]{8,128}$/
 
@@ -17,6 +18,7 @@ export const requestContext = HttpMiddleware.make((app) =>
     const started = performance.now()
     const response = yield* app.pipe(
       Effect.annotateLogs({ requestId }),
+      Effect.locally(currentRequestId, requestId),
       Effect.onExit((exit) =>
         Effect.logInfo("request").pipe(
           Effect.annotateLogs({

@@ -22,3 +22,12 @@ const withDatabase = (url: string, database: string): string => {
   parsed.pathname = `/${database}`
   return parsed.toString()
 }
+
+/** Runs one query against a database of the test server (for assertions on what the service stored). */
+export const query = <Row extends object>(url: string, text: string, params: ReadonlyArray<unknown> = []): Promise<ReadonlyArray<Row>> =>
+  Effect.runPromise(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<Row>(text, params as Array<unknown>)).pipe(
+      Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })),
+      Effect.scoped
+    )
+  )

@@ -1,0 +1,59 @@
+import type { SseEvent } from "../sse"
+import type { ErrorFormat, Problem } from "../problem"
+
+/** What a stream told so far about tokens: exact once the upstream reports usage, estimated until then. */
+export interface StreamTally {
+  inputTokens: number
+  outputTokens: number
+  /** Characters of generated text seen, for estimating output tokens of a stream cut short. */
+  generatedChars: number
+  /** Whether the upstream reported output usage (then outputTokens is exact). */
+  reportedOutput: boolean
+}
+
+export const emptyTally = (estimatedInputTokens: number): StreamTally => ({
+  inputTokens: estimatedInputTokens,
+  outputTokens: 0,
+  generatedChars: 0,
+  reportedOutput: false
+})
+
+/** Output tokens to bill: the upstream's count when it gave one, else about four characters a token. */
+export const billedOutputTokens = (tally: StreamTally): number =>
+  tally.reportedOutput ? tally.outputTokens : Math.ceil(tally.generatedChars / 4)
+
+/**
+ * What the forwarding machinery needs to know of one wire protocol: how to read usage from its
+ * answers, how its upstream errors look, and how it reports an error inside a stream.
+ */
+export interface Protocol {
+  readonly format: ErrorFormat
+  /** Input and output tokens of a complete JSON answer; None when the body is not a valid answer. */
+  readonly usageOfBody: (body: unknown) => { readonly inputTokens: number; readonly outputTokens: number } | undefined
+  /**
+   * Reads one stream event into the tally. Returns false when the event is not valid for the
+   * protocol (the upstream sent a malformed stream). The terminator ([DONE]) is valid.
+   */
+  readonly observe: (event: SseEvent, tally: StreamTally) => boolean
+  /** The upstream's own error answer as a problem of the same status (for 4xx passed through). */
+  readonly upstreamProblem: (status: number, body: string) => Problem
+  /** The protocol's in-band error event, for failures after the first byte. */
+  readonly streamError: (problem: Problem) => string
+}
+
+/** Reads JSON without throwing; undefined when the text is not JSON. */
+export const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    return undefined
+  }
+}
+
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+export const numberAt = (record: Record<string, unknown>, key: string): number => {
+  const value = record[key]
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0
+}

@@ -1,0 +1,85 @@
+import { Context, Effect, Layer } from "effect"
+import type { ChatCompletionRequest } from "../api/schemas/chatCompletions"
+import { isKnownModel } from "../domain/models"
+import { chatCompletionsProtocol } from "../domain/protocols/providerA"
+import type { SseEvent } from "../domain/sse"
+import type { Principal } from "./AuthService"
+import { type Forwarded, ForwardFailure, Forwarder } from "./Forwarder"
+import { regionsOf } from "./Upstreams"
+
+/**
+ * Fields the spec lists as unsupported. They never fail a request and are never forwarded as
+ * given: n, service_tier and parallel_tool_calls are dropped (one choice, the upstream's defaults);
+ * stream_options is replaced by the service's own `{ include_usage: true }` on streams, so usage is
+ * always known, and the usage chunk reaches the client only when it asked for it.
+ */
+const unsupported = ["n", "service_tier", "parallel_tool_calls", "stream_options"] as const
+
+export const upstreamChatBody = (request: ChatCompletionRequest): Record<string, unknown> => {
+  const body: Record<string, unknown> = { ...request }
+  for (const field of unsupported) delete body[field]
+  if (request.stream === true) body.stream_options = { include_usage: true }
+  return body
+}
+
+/** Whether the client asked for the usage chunk itself (stream_options.include_usage). */
+const clientWantsUsage = (request: ChatCompletionRequest): boolean => {
+  const options: unknown = request.stream_options
+  return typeof options === "object" && options !== null && (options as { include_usage?: unknown }).include_usage === true
+}
+
+/**
+ * For clients that did not ask for usage: the chunks look as they would without include_usage —
+ * the final usage-only chunk is dropped and the `"usage":null` of the others removed.
+ */
+export const withoutUsage = (event: SseEvent): SseEvent | undefined => {
+  if (event.data === "[DONE]" || !event.data.includes('"usage"')) return event
+  if (event.data.includes('"choices":[]')) return undefined
+  return { ...event, data: event.data.replace(/,"usage":null(?=[,}])/, "").replace(/"usage":null,/, "") }
+}
+
+export const notFound = (param: "region" | "model", message: string, code: string) =>
+  new ForwardFailure({ problem: { status: 404, code, message, param }, headers: {} })
+
+/** About four characters a token: what a stream cut before its usage chunk is billed for its prompt. */
+export const estimateTokens = (value: unknown): number => Math.ceil(JSON.stringify(value ?? "").length / 4)
+
+export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompletions, {
+  readonly create: (
+    principal: Principal,
+    region: string,
+    request: ChatCompletionRequest,
+    requestId: string | undefined
+  ) => Effect.Effect<Forwarded, ForwardFailure>
+}>() {
+  static readonly layer = Layer.effect(
+    ChatCompletions,
+    Effect.map(Forwarder, (forwarder) => ({
+      create: (principal, region, request, requestId) => {
+        if (!regionsOf.provider_a.includes(region)) {
+          return Effect.fail(notFound("region", `Region '${region}' does not exist. Use eu or us.`, "region_not_found"))
+        }
+        if (!isKnownModel("provider_a", "chat_completions", request.model, principal.workspace.settings.byokModels)) {
+          return Effect.fail(
+            notFound("model", `The model '${request.model}' does not exist or you do not have access to it.`, "model_not_found")
+          )
+        }
+        const stream = request.stream === true
+        return forwarder.forward({
+          principal,
+          protocol: chatCompletionsProtocol,
+          provider: "provider_a",
+          endpoint: "chat_completions",
+          region,
+          model: request.model,
+          path: "/v1/chat/completions",
+          body: upstreamChatBody(request),
+          stream,
+          estimatedInputTokens: estimateTokens(request.messages),
+          ...(stream && !clientWantsUsage(request) ? { relayEvent: withoutUsage } : {}),
+          requestId
+        })
+      }
+    }))
+  )
+}

@@ -1,0 +1,81 @@
+import { Context, Effect, Layer } from "effect"
+import type { EmbeddingRequest } from "../api/schemas/embeddings"
+import { embeddingsProtocol } from "../domain/protocols/providerA"
+import type { Principal } from "./AuthService"
+import { notFound } from "./ChatCompletions"
+import { type Forwarded, ForwardFailure, Forwarder } from "./Forwarder"
+import { Tokenizer } from "./Tokenizer"
+import { regionsOf } from "./Upstreams"
+
+/** The one embeddings model the spec supports, and its limit per input. */
+export const embeddingModel = "text-embedding-ada-002"
+export const maxTokensPerInput = 8192
+
+const invalid = (param: string, message: string, code = "invalid_value") =>
+  new ForwardFailure({ problem: { status: 400, code, message, param }, headers: {} })
+
+/** Each input as text or as tokens, with the param that names it (`input` for a single input). */
+const inputsOf = (input: EmbeddingRequest["input"]): ReadonlyArray<{ readonly param: string; readonly value: string | ReadonlyArray<number> }> => {
+  if (typeof input === "string") return [{ param: "input", value: input }]
+  if (input.every((item) => typeof item === "number")) return [{ param: "input", value: input as ReadonlyArray<number> }]
+  return (input as ReadonlyArray<string | ReadonlyArray<number>>).map((value, index) => ({ param: `input[${index}]`, value }))
+}
+
+export class Embeddings extends Context.Tag("Embeddings")<Embeddings, {
+  readonly create: (
+    principal: Principal,
+    region: string,
+    request: EmbeddingRequest,
+    requestId: string | undefined
+  ) => Effect.Effect<Forwarded, ForwardFailure>
+}>() {
+  static readonly layer = Layer.effect(
+    Embeddings,
+    Effect.gen(function*() {
+      const forwarder = yield* Forwarder
+      const tokenizer = yield* Tokenizer
+      return {
+        create: (principal, region, request, requestId) =>
+          Effect.gen(function*() {
+            if (!regionsOf.provider_a.includes(region)) {
+              return yield* Effect.fail(notFound("region", `Region '${region}' does not exist. Use eu or us.`, "region_not_found"))
+            }
+            if (request.model !== embeddingModel) {
+              return yield* Effect.fail(
+                notFound("model", `The model '${request.model}' is not supported for embeddings: use ${embeddingModel}.`, "model_not_found")
+              )
+            }
+            if (request.dimensions !== undefined) {
+              return yield* Effect.fail(
+                invalid("dimensions", `${embeddingModel} does not support 'dimensions'; only text-embedding-3 and later models do.`)
+              )
+            }
+            // Each input within the model's limit, counted with the model's own encoding.
+            let total = 0
+            for (const { param, value } of inputsOf(request.input)) {
+              const tokens = typeof value === "string" ? yield* tokenizer.count("cl100k_base", value) : value.length
+              if (tokens > maxTokensPerInput) {
+                return yield* Effect.fail(
+                  invalid(param, `${param} has ${tokens} tokens; the maximum per input is ${maxTokensPerInput}.`, "context_length_exceeded")
+                )
+              }
+              total += tokens
+            }
+            return yield* forwarder.forward({
+              principal,
+              protocol: embeddingsProtocol,
+              provider: "provider_a",
+              endpoint: "embeddings",
+              region,
+              model: request.model,
+              path: "/v1/embeddings",
+              body: request,
+              stream: false,
+              estimatedInputTokens: total,
+              requestId
+            })
+          })
+      }
+    })
+  )
+}

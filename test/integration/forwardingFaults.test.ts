@@ -1,0 +1,170 @@
+import OpenAI from "openai"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { query } from "../support/database"
+import { eventually, type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream"
+import { createKey, createWorkspace, type RunningApp, startApp } from "../support/testApp"
+
+const chunk = (content: string) =>
+  `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "chatgen-4o", choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`
+
+/**
+ * The upstream's behaviour is chosen by the last user message: "hang" (no headers), "stall"
+ * (two events, then silence), "slow" (an event every 50 ms, for a long time), "reject" (a 400 of
+ * the provider's own), "forbid" (401: the service's credentials), else a short complete answer.
+ */
+const behave = (body: any, response: import("node:http").ServerResponse) => {
+  const said: string = body?.messages?.at(-1)?.content ?? ""
+  if (said === "hang") return
+  if (said === "reject" || said === "forbid") {
+    response.writeHead(said === "reject" ? 400 : 401, { "content-type": "application/json" })
+    response.end(JSON.stringify({ error: { message: "messages[0] is not acceptable upstream", type: "invalid_request_error", param: "messages", code: null } }))
+    return
+  }
+  if (body?.stream) {
+    response.writeHead(200, { "content-type": "text/event-stream" })
+    if (said === "stall") {
+      response.write(chunk("a"))
+      response.write(chunk("b"))
+      return
+    }
+    if (said === "slow") {
+      let sent = 0
+      const timer = setInterval(() => {
+        if (response.destroyed || sent++ > 400) return void clearInterval(timer)
+        response.write(chunk("word "))
+      }, 50)
+      response.on("close", () => clearInterval(timer))
+      return
+    }
+    response.write(chunk("done"))
+    response.end("data: [DONE]\n\n")
+    return
+  }
+  response.writeHead(200, { "content-type": "application/json" })
+  response.end(JSON.stringify({
+    id: "chatcmpl-1",
+    object: "chat.completion",
+    created: 1,
+    model: "chatgen-4o",
+    choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop", logprobs: null }],
+    usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 }
+  }))
+}
+
+describe("forwarding against a misbehaving upstream", () => {
+  let upstream: FakeUpstream
+  let app: RunningApp
+  let client: OpenAI
+  let key: string
+  let workspaceId: string
+
+  beforeAll(async () => {
+    upstream = await startFakeUpstream((request, response) => behave(request.body, response))
+    app = await startApp({
+      UPSTREAM_PROVIDER_A_EU_URL: upstream.url,
+      UPSTREAM_PROVIDER_A_EU_KEY: "upstream-secret",
+      UPSTREAM_FIRST_BYTE_TIMEOUT_MS: "400",
+      UPSTREAM_IDLE_TIMEOUT_MS: "400",
+      // Nothing listens there: connections are refused.
+      UPSTREAM_PROVIDER_A_US_URL: "http://127.0.0.1:9",
+      UPSTREAM_PROVIDER_A_US_KEY: "x"
+    })
+    const workspace = await createWorkspace(app)
+    workspaceId = workspace.id
+    key = (await createKey(app, workspace.id, ["COMPLETION_API"])).key
+    client = new OpenAI({ apiKey: key, baseURL: `${app.url}/provider_a/eu/v1`, maxRetries: 0 })
+  })
+  afterAll(async () => {
+    await app?.stop()
+    await upstream?.close()
+  })
+
+  const ask = (content: string, stream = false) =>
+    fetch(`${app.url}/provider_a/eu/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "x-stainless-lang": "js", cookie: "a=b" },
+      body: JSON.stringify({
+        model: "chatgen-4o",
+        messages: [{ role: "user", content }],
+        stream,
+        n: 2,
+        service_tier: "flex",
+        parallel_tool_calls: true,
+        stream_options: { include_usage: false }
+      })
+    })
+
+  it("sends the service's credentials and the validated body, never the caller's key or headers", async () => {
+    const answer = await ask("hello")
+    expect(answer.status).toBe(200)
+    const seen = upstream.seen.at(-1)!
+    expect(seen.path).toBe("/v1/chat/completions")
+    expect(seen.headers.authorization).toBe("Bearer upstream-secret")
+    expect(JSON.stringify(seen.headers)).not.toContain(key)
+    expect(seen.headers["x-stainless-lang"]).toBeUndefined()
+    expect(seen.headers.cookie).toBeUndefined()
+    expect(seen.body).toEqual({ model: "chatgen-4o", messages: [{ role: "user", content: "hello" }], stream: false })
+
+    await (await ask("hello", true)).text()
+    expect(upstream.seen.at(-1)!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } })
+    expect(upstream.seen.at(-1)!.body.n).toBeUndefined()
+  })
+
+  it("passes the upstream's own 4xx through in the endpoint's format, and its refusal of our credentials as 502", async () => {
+    const rejected = await ask("reject")
+    expect(rejected.status).toBe(400)
+    expect(await rejected.json()).toEqual({
+      error: { message: "messages[0] is not acceptable upstream", type: "invalid_request_error", param: "messages", code: "invalid_request_error" }
+    })
+    const forbidden = await ask("forbid")
+    expect(forbidden.status).toBe(502)
+    const body = await forbidden.text()
+    expect(body).not.toContain("upstream-secret")
+    expect(body).not.toContain(upstream.url)
+  })
+
+  it("answers 504 when the upstream sends no headers in time, and 502 when it cannot be reached", async () => {
+    const timedOut = await client.chat.completions.create({ model: "chatgen-4o", messages: [{ role: "user", content: "hang" }] })
+      .catch((e: unknown) => e)
+    expect((timedOut as InstanceType<typeof OpenAI.APIError>).status).toBe(504)
+    const refused = new OpenAI({ apiKey: key, baseURL: `${app.url}/provider_a/us/v1`, maxRetries: 0 })
+    const unreachable = await refused.chat.completions.create({ model: "chatgen-4o", messages: [{ role: "user", content: "hi" }] })
+      .catch((e: unknown) => e)
+    expect((unreachable as InstanceType<typeof OpenAI.APIError>).status).toBe(502)
+    expect((unreachable as Error).message).not.toContain("127.0.0.1")
+  })
+
+  it("cuts a stream that goes silent: the in-band error arrives, then the connection breaks", async () => {
+    const response = await ask("stall", true)
+    expect(response.status).toBe(200)
+    const reader = response.body!.getReader()
+    let text = ""
+    const ending = await (async () => {
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) return "clean end"
+        text += new TextDecoder().decode(value)
+      }
+    })().catch((e: unknown) => e)
+    expect(ending).toBeInstanceOf(Error)
+    expect(text).toContain('"content":"b"')
+    expect(text).toContain('"error":{"message":"The upstream provider did not answer in time."')
+    expect(text).not.toContain("[DONE]")
+  })
+
+  it("aborts the upstream request as soon as the client breaks out of the stream, and records the cancellation", async () => {
+    const before = upstream.closedEarly()
+    const stream = await client.chat.completions.create({ model: "chatgen-4o", messages: [{ role: "user", content: "slow" }], stream: true })
+    let received = 0
+    for await (const _chunk of stream) {
+      if (++received === 3) break
+    }
+    await eventually(() => upstream.closedEarly(), (closed) => closed === before + 1, 2_000)
+    const rows = await eventually(
+      () => query<{ outcome: string; output_tokens: number; status: number }>(app.env.DATABASE_URL!, "SELECT outcome, output_tokens, status FROM api_requests WHERE workspace_id = $1 AND outcome = 'cancelled'", [workspaceId]),
+      (r) => r.length > 0
+    )
+    // What was generated until then is billed: at least the three "word " chunks read.
+    expect(rows[0]!.output_tokens).toBeGreaterThanOrEqual(3)
+  })
+})
