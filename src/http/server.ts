@@ -6,6 +6,7 @@ import { WorkspaceApi } from "../api/Api"
 import { AppConfig } from "../config"
 import { errorFormatOf, problemAs } from "./errorFormat"
 import { failureToProblem, tooLarge } from "./failureToProblem"
+import { trackConnections } from "./connectionDrain"
 import { requestContext } from "./requestContext"
 
 /**
@@ -50,17 +51,19 @@ export const HttpServerLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const nodeServer = http.createServer({ keepAliveTimeout: 65_000 })
+    const connections = trackConnections(nodeServer)
     const serve = Effect.gen(function*() {
       const app = yield* HttpApiBuilder.httpApp
       const mounted = config.basePath === "" ? app : HttpRouter.empty.pipe(HttpRouter.mountApp(config.basePath, app))
       // Applied to the app, not passed to serve: serve's middleware runs after the response is written.
       return HttpServer.serve(requestContext(HttpMiddleware.xForwardedHeaders(mounted)))
     }).pipe(Layer.unwrapEffect)
-    const forceCloseAfterGrace = Layer.scopedDiscard(
+    // Released before the server itself: idle connections go now, busy ones when done or after the grace.
+    const drainOnShutdown = Layer.scopedDiscard(
       Effect.addFinalizer(() =>
         Effect.sync(() => {
-          const timer = setTimeout(() => nodeServer.closeAllConnections(), Duration.toMillis(shutdownGrace))
-          timer.unref()
+          connections.drain()
+          setTimeout(connections.closeAll, Duration.toMillis(shutdownGrace)).unref()
         })
       )
     )
@@ -69,7 +72,7 @@ export const HttpServerLive = Layer.unwrapEffect(
         Effect.annotateLogs({ url: `http://${config.host}:${config.port}${config.basePath}`, publicUrl: config.publicUrl })
       )
     )
-    return Layer.mergeAll(serve, forceCloseAfterGrace, announce).pipe(
+    return Layer.mergeAll(serve, drainOnShutdown, announce).pipe(
       Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer, DocsLive, FrameworkErrorsLive]),
       Layer.provide(NodeHttpServer.layer(() => nodeServer, { port: config.port, host: config.host }))
     )

