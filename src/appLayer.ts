@@ -20,6 +20,8 @@ import { ChatCompletions } from "./services/ChatCompletions"
 import { Embeddings } from "./services/Embeddings"
 import { Forwarder } from "./services/Forwarder"
 import { Prices } from "./services/Prices"
+import { RateLimiterLive } from "./services/RateLimiter/live"
+import { RateLimits } from "./services/RateLimits"
 import { Tokenizer } from "./services/Tokenizer"
 import { UpstreamClient } from "./services/UpstreamClient"
 import { Upstreams } from "./services/Upstreams"
@@ -38,9 +40,10 @@ export const ServicesLive = AuthService.layer.pipe(
 
 /** Forwarding to the providers: upstreams (or the simulator), the pooled client, usage recording. */
 export const ForwardingLive = Layer.mergeAll(ChatCompletions.layer, Embeddings.layer).pipe(
-  Layer.provide(Tokenizer.layer),
   Layer.provideMerge(Forwarder.layer),
-  Layer.provide([Upstreams.layer, UpstreamClient.layer, UsageRecorder.layer, Prices.layer])
+  Layer.provide([Upstreams.layer, UpstreamClient.layer, UsageRecorder.layer, Prices.layer, Tokenizer.layer]),
+  Layer.provideMerge(RateLimits.layer),
+  Layer.provide(RateLimiterLive)
 )
 
 /** The API, with BASE_PATH as its documented server so the docs' "try it" calls the right paths. */

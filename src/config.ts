@@ -45,6 +45,14 @@ export interface AppConfigShape {
   /** Secret of download-link signatures and user pseudonyms; None: generated once, kept in the database. */
   readonly exportSigningSecret: Option.Option<Redacted.Redacted>
   readonly upstreams: Readonly<Record<UpstreamId, Option.Option<UpstreamSetting>>>
+  readonly rateLimit: {
+    /** memory: this instance only; redis: shared by every instance. */
+    readonly store: "memory" | "redis"
+    readonly redisUrl: string
+    /** What to do when Redis cannot be asked: admit (open) or refuse with 503 (closed). */
+    readonly onStoreFailure: "open" | "closed"
+    readonly redisTimeoutMs: number
+  }
   /** The messages protocol version sent upstream, whatever version header the client sent. */
   readonly upstreamMessagesVersion: string
   /** JSON file of model prices (US dollars per million tokens). */
@@ -182,6 +190,15 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     provider_b_eu: upstream("provider_b_eu"),
     provider_b_us: upstream("provider_b_us"),
     provider_c_eu: upstream("provider_c_eu")
+  }),
+  rateLimit: Config.all({
+    store: Config.literal("memory", "redis")("RATE_LIMIT_STORE").pipe(Config.withDefault("memory" as const)),
+    redisUrl: Config.string("REDIS_URL").pipe(
+      Config.validate({ message: "Expected a redis:// or rediss:// URL", validation: (url) => /^rediss?:\/\//.test(url) }),
+      Config.withDefault("redis://127.0.0.1:6379")
+    ),
+    onStoreFailure: Config.literal("open", "closed")("RATE_LIMIT_ON_STORE_FAILURE").pipe(Config.withDefault("open" as const)),
+    redisTimeoutMs: positiveInt("RATE_LIMIT_REDIS_TIMEOUT_MS", 250)
   }),
   upstreamMessagesVersion: Config.string("UPSTREAM_MESSAGES_VERSION").pipe(
     Config.validate({ message: "Expected a date such as 2023-06-01", validation: (v) => /^\d{4}-\d{2}-\d{2}$/.test(v) }),

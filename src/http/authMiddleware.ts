@@ -1,4 +1,4 @@
-import { HttpServerRequest } from "@effect/platform"
+import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../config"
@@ -6,6 +6,7 @@ import type { Scope } from "../domain/apiKey"
 import { AdminAuth, ExportAuth, ProviderAAuth, ProviderBAuth, ProviderCAuth } from "../api/security"
 import { AuthService } from "../services/AuthService"
 import { LocalSecrets } from "../services/LocalSecrets"
+import { RateLimits } from "../services/RateLimits"
 import { type ErrorFormat, problemAs, type Problem } from "./errorFormat"
 
 /** `Authorization: Bearer <token>` (scheme case-insensitive), or undefined when absent or another scheme. */
@@ -54,9 +55,30 @@ const authenticate = <F extends ErrorFormat>(format: F, scope: Scope, allowXApiK
         )
     ))
 
+const withHeaders = (headers: Readonly<Record<string, string>>) =>
+  HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+
+/**
+ * Exports count against the workspace's usage-export limit right after authentication; the
+ * rate-limit headers go on whatever the export answers. Exports carry no model tokens: their token
+ * budget is reported but not consumed.
+ */
 export const ExportAuthLive = Layer.effect(
   ExportAuth,
-  Effect.map(authenticate("export", "USAGE_EXPORT_API"), (check) => ExportAuth.of({ bearer: () => check() }))
+  Effect.gen(function*() {
+    const check = yield* authenticate("export", "USAGE_EXPORT_API")
+    const rateLimits = yield* RateLimits
+    return ExportAuth.of({
+      bearer: () =>
+        Effect.flatMap(check(), (principal) =>
+          rateLimits.admit({ principal, family: "usage_export", tokens: 0, format: "export" }).pipe(
+            Effect.matchEffect({
+              onFailure: ({ headers, problem }) => Effect.zipRight(withHeaders(headers), Effect.fail(problemAs("export", problem))),
+              onSuccess: ({ headers }) => Effect.as(withHeaders(headers), principal)
+            })
+          ))
+    })
+  })
 )
 
 export const ProviderAAuthLive = Layer.effect(

@@ -1,10 +1,12 @@
 import { Context, Effect, Layer } from "effect"
 import type { ChatCompletionRequest } from "../api/schemas/chatCompletions"
-import { isKnownModel } from "../domain/models"
+import { isKnownModel, tokenizerFor } from "../domain/models"
+import { defaultOutputReservation } from "../domain/rateLimits"
 import { chatCompletionsProtocol } from "../domain/protocols/providerA"
 import type { SseEvent } from "../domain/sse"
 import type { Principal } from "./AuthService"
 import { type Forwarded, ForwardFailure, Forwarder } from "./Forwarder"
+import { Tokenizer } from "./Tokenizer"
 import { regionsOf } from "./Upstreams"
 
 /**
@@ -44,6 +46,14 @@ export const notFound = (param: "region" | "model", message: string, code: strin
 /** About four characters a token: what a stream cut before its usage chunk is billed for its prompt. */
 export const estimateTokens = (value: unknown): number => Math.ceil(JSON.stringify(value ?? "").length / 4)
 
+/** The text of a conversation that the model reads: contents, names, tool calls and their arguments. */
+export const promptText = (messages: ChatCompletionRequest["messages"]): string =>
+  messages.map((message) => JSON.stringify(message)).join("\n")
+
+/** Output the request may produce: what it asks for, else the documented default reservation. */
+const outputReservation = (request: ChatCompletionRequest): number =>
+  request.max_completion_tokens ?? request.max_tokens ?? defaultOutputReservation.chat_completions
+
 export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompletions, {
   readonly create: (
     principal: Principal,
@@ -54,7 +64,16 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
 }>() {
   static readonly layer = Layer.effect(
     ChatCompletions,
-    Effect.map(Forwarder, (forwarder) => ({
+    Effect.gen(function*() {
+      const forwarder = yield* Forwarder
+      const tokenizer = yield* Tokenizer
+      /** Prompt tokens with the model family's real encoding; models outside the catalog are estimated. */
+      const countPrompt = (request: ChatCompletionRequest) => {
+        const encoding = tokenizerFor("provider_a", "chat_completions", request.model)
+        const text = promptText(request.messages)
+        return encoding === "estimate" ? Effect.succeed(estimateTokens(text)) : tokenizer.count(encoding, text)
+      }
+      return {
       create: (principal, region, request, requestId) => {
         if (!regionsOf.provider_a.includes(region)) {
           return Effect.fail(notFound("region", `Region '${region}' does not exist. Use eu or us.`, "region_not_found"))
@@ -65,8 +84,10 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
           )
         }
         const stream = request.stream === true
-        return forwarder.forward({
+        return Effect.flatMap(countPrompt(request), (promptTokens) => forwarder.forward({
           principal,
+          family: "chat_completions",
+          reservedTokens: promptTokens + outputReservation(request),
           protocol: chatCompletionsProtocol,
           provider: "provider_a",
           endpoint: "chat_completions",
@@ -75,11 +96,12 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
           path: "/v1/chat/completions",
           body: upstreamChatBody(request),
           stream,
-          estimatedInputTokens: estimateTokens(request.messages),
+          estimatedInputTokens: promptTokens,
           ...(stream && !clientWantsUsage(request) ? { relayEvent: withoutUsage } : {}),
           requestId
-        })
+        }))
       }
-    }))
+      }
+    })
   )
 }

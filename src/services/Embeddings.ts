@@ -63,6 +63,8 @@ export class Embeddings extends Context.Tag("Embeddings")<Embeddings, {
             }
             return yield* forwarder.forward({
               principal,
+              family: "embeddings",
+              reservedTokens: total,
               protocol: embeddingsProtocol,
               provider: "provider_a",
               endpoint: "embeddings",

@@ -2,8 +2,10 @@ import { Chunk, Context, Data, Effect, Exit, Layer, Option, Stream } from "effec
 import type { Problem } from "../domain/problem"
 import { billedOutputTokens, emptyTally, parseJson, type Protocol } from "../domain/protocols/protocol"
 import { decodeSse, encodeSseEvent, type SseEvent } from "../domain/sse"
+import type { LimitFamily } from "../domain/workspaceSettings"
 import type { Principal } from "./AuthService"
 import { Prices } from "./Prices"
+import { type Admission, RateLimits } from "./RateLimits"
 import { UpstreamClient, UpstreamFailure, type UpstreamResponse } from "./UpstreamClient"
 import { type ApiRequestRecord, UsageRecorder } from "./UsageRecorder"
 import { type Provider, type UpstreamTarget, Upstreams } from "./Upstreams"
@@ -27,6 +29,10 @@ export type Forwarded =
 
 export interface ForwardInput {
   readonly principal: Principal
+  /** The rate-limit family the request counts in. */
+  readonly family: LimitFamily
+  /** Tokens reserved against the limits before forwarding: estimated input plus the most output allowed. */
+  readonly reservedTokens: number
   readonly protocol: Protocol
   readonly provider: Provider
   readonly endpoint: ApiRequestRecord["endpoint"]
@@ -109,13 +115,15 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       const client = yield* UpstreamClient
       const recorder = yield* UsageRecorder
       const prices = yield* Prices
+      const rateLimits = yield* RateLimits
 
       const record = (
         input: ForwardInput,
+        admission: Admission,
         started: number,
         result: { status: number; outcome: ApiRequestRecord["outcome"]; inputTokens: number; outputTokens: number }
       ) =>
-        recorder.record({
+        Effect.zipRight(admission.settle(result.inputTokens + result.outputTokens), recorder.record({
           workspaceId: input.principal.workspace.id,
           keyId: input.principal.keyId,
           endpoint: input.endpoint,
@@ -131,32 +139,50 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
           latencyMs: performance.now() - started,
           requestId: input.requestId,
           createdAt: new Date()
-        })
+        }))
 
-      const refuse = (input: ForwardInput, started: number, problem: Problem, headers: Record<string, string> = {}) =>
+      const refuse = (
+        input: ForwardInput,
+        admission: Admission,
+        started: number,
+        problem: Problem,
+        headers: Record<string, string> = {}
+      ) =>
         Effect.zipRight(
-          record(input, started, { status: problem.status, outcome: "failed", inputTokens: 0, outputTokens: 0 }),
-          Effect.fail(new ForwardFailure({ problem, headers }))
+          record(input, admission, started, { status: problem.status, outcome: "failed", inputTokens: 0, outputTokens: 0 }),
+          Effect.fail(new ForwardFailure({ problem, headers: { ...admission.headers, ...headers } }))
         )
 
       const simulatedHeader = (target: UpstreamTarget): Record<string, string> =>
         target.simulated ? { "x-workspace-api-simulated": "true" } : {}
 
-      const relayJson = (input: ForwardInput, started: number, response: UpstreamResponse, headers: Record<string, string>) =>
+      const relayJson = (
+        input: ForwardInput,
+        admission: Admission,
+        started: number,
+        response: UpstreamResponse,
+        headers: Record<string, string>
+      ) =>
         readAll(response.body).pipe(
           Effect.flatMap((bytes) => {
             const usage = input.protocol.usageOfBody(parseJson(bytes.toString("utf8")))
             return usage === undefined
               ? Effect.fail(new UpstreamFailure({ kind: "malformed", detail: "answer is not valid JSON of the protocol" }))
               : Effect.as(
-                record(input, started, { status: 200, outcome: "completed", ...usage }),
+                record(input, admission, started, { status: 200, outcome: "completed", ...usage }),
                 { _tag: "Json" as const, body: bytes, headers }
               )
           }),
-          Effect.catchTag("UpstreamFailure", (failure) => refuse(input, started, failureProblem(failure)))
+          Effect.catchTag("UpstreamFailure", (failure) => refuse(input, admission, started, failureProblem(failure)))
         )
 
-      const relayStream = (input: ForwardInput, started: number, response: UpstreamResponse, headers: Record<string, string>) => {
+      const relayStream = (
+        input: ForwardInput,
+        admission: Admission,
+        started: number,
+        response: UpstreamResponse,
+        headers: Record<string, string>
+      ) => {
         const tally = emptyTally(input.estimatedInputTokens)
         let failedMidway = false
         const relay = input.relayEvent ?? ((event: SseEvent) => event)
@@ -178,7 +204,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             return Stream.fail(new StreamBroken({ inBandError: input.protocol.streamError(failureProblem(failure)) }))
           }),
           Stream.ensuringWith((exit) =>
-            record(input, started, {
+            record(input, admission, started, {
               status: 200,
               outcome: Exit.isInterrupted(exit) ? "cancelled" : failedMidway || Exit.isFailure(exit) ? "failed" : "completed",
               inputTokens: tally.inputTokens,
@@ -202,28 +228,35 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                 })
               )
             }
+            const admission = yield* rateLimits.admit({
+              principal: input.principal,
+              family: input.family,
+              model: input.model,
+              tokens: input.reservedTokens,
+              format: input.protocol.format
+            }).pipe(Effect.mapError(({ headers, problem }) => new ForwardFailure({ problem, headers })))
             const response = yield* client.send(target, {
               provider: input.provider,
               path: input.path,
               body: JSON.stringify(input.body),
               ...(input.upstreamHeaders ? { headers: input.upstreamHeaders } : {})
-            }).pipe(Effect.catchTag("UpstreamFailure", (failure) => refuse(input, started, failureProblem(failure))))
-            const headers = { ...pickHeaders(response.headers), ...simulatedHeader(target) }
+            }).pipe(Effect.catchTag("UpstreamFailure", (failure) => refuse(input, admission, started, failureProblem(failure))))
+            const headers = { ...admission.headers, ...pickHeaders(response.headers), ...simulatedHeader(target) }
             if (response.status >= 300) {
               const body = yield* readAll(response.body).pipe(
                 Effect.map((bytes) => bytes.toString("utf8")),
                 Effect.orElseSucceed(() => "")
               )
-              return yield* refuse(input, started, upstreamErrorProblem(input.protocol, response.status, body), headers)
+              return yield* refuse(input, admission, started, upstreamErrorProblem(input.protocol, response.status, body), headers)
             }
             const contentType = String(response.headers["content-type"] ?? "")
             if (input.stream !== contentType.includes("text/event-stream")) {
               yield* Stream.runDrain(response.body).pipe(Effect.ignore)
-              return yield* refuse(input, started, failureProblem(new UpstreamFailure({ kind: "malformed", detail: contentType })))
+              return yield* refuse(input, admission, started, failureProblem(new UpstreamFailure({ kind: "malformed", detail: contentType })))
             }
             return yield* (input.stream
-              ? relayStream(input, started, response, headers)
-              : relayJson(input, started, response, headers))
+              ? relayStream(input, admission, started, response, headers)
+              : relayJson(input, admission, started, response, headers))
           })
       }
     })

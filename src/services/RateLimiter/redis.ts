@@ -1,0 +1,103 @@
+import { Effect, Layer } from "effect"
+import { Redis } from "ioredis"
+import { untilFull } from "../../domain/tokenBucket"
+import { type BucketDemand, RateLimiter, RateLimiterUnavailable } from "./index"
+
+/**
+ * One script per decision: it refills every bucket from Redis's own clock (so instances agree on
+ * time), decides, and takes from all of them or from none, atomically. There is no read-then-write
+ * race between instances. Mode "settle" always applies the amounts (they may be negative).
+ * Returns the wait in ms, then each bucket's level, as strings (Lua numbers would be truncated).
+ */
+const script = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local count = #KEYS
+local mode = ARGV[2 * count + 1]
+local levels = {}
+local wait = 0
+for i = 1, count do
+  local limit = tonumber(ARGV[2 * i - 1])
+  local amount = tonumber(ARGV[2 * i])
+  local rate = limit / 60000
+  local state = redis.call('HMGET', KEYS[i], 'tokens', 'at')
+  local tokens = tonumber(state[1])
+  local at = tonumber(state[2])
+  if tokens == nil then tokens = limit else tokens = math.min(limit, tokens + math.max(0, now - at) * rate) end
+  levels[i] = tokens
+  if mode == 'acquire' and amount > tokens then
+    wait = math.max(wait, math.ceil((amount - tokens) / rate))
+  end
+end
+local reply = { tostring(wait) }
+for i = 1, count do
+  local limit = tonumber(ARGV[2 * i - 1])
+  local level = levels[i]
+  if wait == 0 then
+    level = math.min(limit, level - tonumber(ARGV[2 * i]))
+    redis.call('HSET', KEYS[i], 'tokens', tostring(level), 'at', tostring(now))
+    redis.call('PEXPIRE', KEYS[i], 120000)
+  end
+  reply[i + 1] = tostring(level)
+end
+return reply
+`
+
+export interface RedisLimiterOptions {
+  readonly url: string
+  /** A decision that takes longer than this counts as Redis being unavailable. */
+  readonly timeoutMs: number
+}
+
+/** Buckets in Redis, shared by every instance of the service. */
+export const RateLimiterRedis = (options: RedisLimiterOptions) =>
+  Layer.scoped(
+    RateLimiter,
+    Effect.gen(function*() {
+      const redis = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          new Redis(options.url, {
+            // Fail fast while disconnected instead of queueing: the caller decides to fail open or closed.
+            enableOfflineQueue: false,
+            maxRetriesPerRequest: 0,
+            commandTimeout: options.timeoutMs,
+            lazyConnect: false,
+            retryStrategy: (attempt) => Math.min(attempt * 200, 2_000)
+          })
+        ),
+        (client) => Effect.promise(() => client.quit().catch(() => client.disconnect()))
+      )
+      // Errors are reported per call; without a listener ioredis would print each one.
+      redis.on("error", () => undefined)
+      redis.defineCommand("takeBuckets", { lua: script })
+
+      const run = (demands: ReadonlyArray<BucketDemand>, mode: "acquire" | "settle") =>
+        Effect.tryPromise({
+          try: () =>
+            (redis as Redis & {
+              takeBuckets: (count: number, ...args: Array<string | number>) => Promise<Array<string>>
+            }).takeBuckets(
+              demands.length,
+              ...demands.map((d) => d.key),
+              ...demands.flatMap((d) => [d.limit, d.amount]),
+              mode
+            ),
+          catch: (cause) => new RateLimiterUnavailable({ cause })
+        }).pipe(Effect.map((reply) => ({ wait: Number(reply[0]), levels: reply.slice(1).map(Number) })))
+
+      return RateLimiter.of({
+        acquire: (demands) =>
+          Effect.map(run(demands, "acquire"), ({ levels, wait }) => ({
+            allowed: wait === 0,
+            retryAfterMs: wait,
+            buckets: demands.map((d, i) => ({
+              key: d.key,
+              limit: d.limit,
+              remaining: levels[i]!,
+              resetMs: untilFull(levels[i]!, d.limit)
+            }))
+          })),
+        settle: (demands) => Effect.asVoid(run(demands, "settle"))
+      })
+    })
+  )

@@ -1,0 +1,160 @@
+import OpenAI from "openai"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type RedisServer, startRedis } from "../support/redis"
+import { call, createKey, createWorkspace, type RunningApp, startApp, useApp } from "../support/testApp"
+
+const user = [{ role: "user" as const, content: "hi" }]
+
+const limitedWorkspace = async (app: RunningApp, requestsPerMinute: number) => {
+  const workspace = await createWorkspace(app, "limited", {
+    rateLimits: { families: { chat_completions: { requestsPerMinute } } }
+  })
+  const { key } = await createKey(app, workspace.id, ["COMPLETION_API", "USAGE_EXPORT_API"])
+  return { workspace, key }
+}
+
+const chat = (app: RunningApp, key: string, body: Record<string, unknown> = {}) =>
+  fetch(`${app.url}/provider_a/eu/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "chatgen-4o", messages: user, ...body })
+  })
+
+describe("rate limits on one instance", () => {
+  const app = useApp()
+
+  it("admit exactly the limit from a concurrent burst, per workspace, with the headers clients read", async () => {
+    const { key } = await limitedWorkspace(app.current, 20)
+    const other = await limitedWorkspace(app.current, 20)
+    const answers = await Promise.all(Array.from({ length: 30 }, () => chat(app.current, key)))
+    const statuses = answers.map((a) => a.status)
+    expect(statuses.filter((s) => s === 200)).toHaveLength(20)
+    expect(statuses.filter((s) => s === 429)).toHaveLength(10)
+
+    const admitted = answers.find((a) => a.status === 200)!
+    expect(admitted.headers.get("x-ratelimit-limit-requests")).toBe("20")
+    expect(Number(admitted.headers.get("x-ratelimit-remaining-requests"))).toBeLessThan(20)
+    expect(admitted.headers.get("x-ratelimit-limit-tokens")).toBe("60000")
+    expect(admitted.headers.get("x-ratelimit-reset-requests")).toMatch(/^\d+(\.\d+)?m?s$|^\d+m\d+(\.\d+)?s$/)
+
+    const refused = answers.find((a) => a.status === 429)!
+    const body = (await refused.json()) as { error: { type: string; code: string; message: string } }
+    expect(body.error).toMatchObject({ type: "rate_limit_error", code: "rate_limit_exceeded" })
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+    expect(Number(refused.headers.get("retry-after-ms"))).toBeGreaterThan(0)
+    expect(refused.headers.get("x-ratelimit-remaining-requests")).toBe("0")
+
+    // Another workspace's budget is its own.
+    expect((await chat(app.current, other.key)).status).toBe(200)
+  })
+
+  it("lets a client that waits retry-after-ms succeed, and the library's own retry recover", async () => {
+    const { key } = await limitedWorkspace(app.current, 60)
+    await Promise.all(Array.from({ length: 60 }, () => chat(app.current, key)))
+    const refused = await chat(app.current, key)
+    expect(refused.status).toBe(429)
+    await new Promise((resolve) => setTimeout(resolve, Number(refused.headers.get("retry-after-ms"))))
+    expect((await chat(app.current, key)).status).toBe(200)
+
+    const exhausted = await chat(app.current, key)
+    expect(exhausted.status).toBe(429)
+    const retrying = new OpenAI({ apiKey: key, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 2 })
+    const completion = await retrying.chat.completions.create({ model: "chatgen-4o", messages: user })
+    expect(completion.object).toBe("chat.completion")
+  })
+
+  it("refuses at once a request whose estimate alone exceeds the limit, and tells the library not to retry", async () => {
+    const { key } = await limitedWorkspace(app.current, 500)
+    const answer = await chat(app.current, key, { max_tokens: 70_000 })
+    expect(answer.status).toBe(429)
+    expect(answer.headers.get("x-should-retry")).toBe("false")
+    const body = (await answer.json()) as { error: { message: string } }
+    expect(body.error.message).toContain("more than the limit of 60000 tokens per minute")
+  })
+
+  it("reserves tokens before forwarding and settles them to the real use afterwards", async () => {
+    const { key } = await limitedWorkspace(app.current, 500)
+    const first = await chat(app.current, key, { max_tokens: 5_000 })
+    const { usage } = (await first.json()) as { usage: { total_tokens: number } }
+    // While in flight the whole reservation counted; afterwards only the real use does.
+    expect(Number(first.headers.get("x-ratelimit-remaining-tokens"))).toBeLessThanOrEqual(60_000 - 5_000)
+    const second = await chat(app.current, key, { max_tokens: 10 })
+    const remaining = Number(second.headers.get("x-ratelimit-remaining-tokens"))
+    expect(remaining).toBeGreaterThan(60_000 - usage.total_tokens - 10 - 100)
+    expect(remaining).toBeLessThan(60_000 - usage.total_tokens)
+  })
+
+  it("puts the headers on streams and on usage exports too", async () => {
+    const { key } = await limitedWorkspace(app.current, 500)
+    const stream = await chat(app.current, key, { stream: true })
+    expect(stream.headers.get("content-type")).toContain("text/event-stream")
+    expect(stream.headers.get("x-ratelimit-limit-requests")).toBe("500")
+    await stream.text()
+    const exported = await call(app.current, "POST", "/export/users", {
+      token: key,
+      body: { from: { date: "2026-01-01", timezone: "UTC" }, to: { date: "2026-01-02", timezone: "UTC" } }
+    })
+    expect(exported.headers.get("x-ratelimit-limit-requests")).toBe("500")
+    expect(exported.headers.get("x-ratelimit-remaining-requests")).toBe("499")
+  })
+
+  it("limits usage exports per workspace with 429 in the export format", async () => {
+    const workspace = await createWorkspace(app.current, "exports", { rateLimits: { families: { usage_export: { requestsPerMinute: 2 } } } })
+    const { key } = await createKey(app.current, workspace.id, ["USAGE_EXPORT_API"])
+    const body = { from: { date: "2026-01-01", timezone: "UTC" }, to: { date: "2026-01-02", timezone: "UTC" } }
+    const statuses = []
+    for (let i = 0; i < 3; i++) statuses.push(await call(app.current, "POST", "/export/models", { token: key, body }))
+    expect(statuses.map((s) => s.status).slice(0, 2)).not.toContain(429)
+    expect(statuses[2]!.status).toBe(429)
+    expect(statuses[2]!.body).toMatchObject({ success: false, error: { code: "rate_limit_exceeded" } })
+    expect(Number(statuses[2]!.headers.get("retry-after"))).toBeGreaterThan(0)
+  })
+})
+
+describe("rate limits across two instances sharing Redis", () => {
+  let redis: RedisServer
+  let open: RunningApp
+  let closed: RunningApp
+
+  beforeAll(async () => {
+    redis = await startRedis()
+    const shared = { RATE_LIMIT_STORE: "redis", REDIS_URL: redis.url, RATE_LIMIT_REDIS_TIMEOUT_MS: "200" }
+    open = await startApp({ ...shared, RATE_LIMIT_ON_STORE_FAILURE: "open" })
+    closed = await startApp({ ...shared, RATE_LIMIT_ON_STORE_FAILURE: "closed", DATABASE_URL: open.env.DATABASE_URL! })
+  })
+  afterAll(async () => {
+    await open?.stop()
+    await closed?.stop()
+    await redis?.stop()
+  })
+
+  it("admit exactly the limit in total, never the limit per instance", async () => {
+    const { key } = await limitedWorkspace(open, 20)
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => chat(i % 2 === 0 ? open : closed, key)))
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(20)
+    expect(answers.filter((a) => a.status === 429)).toHaveLength(20)
+  })
+
+  it("fail open or closed while Redis is away, as configured, and recover when it is back", async () => {
+    const { key } = await limitedWorkspace(open, 500)
+    await redis.stop()
+    expect((await chat(open, key)).status).toBe(200)
+    const refused = await chat(closed, key)
+    expect(refused.status).toBe(503)
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("rate_limit_unavailable")
+
+    await redis.start()
+    // The client reconnects on its own; limits apply again on both instances.
+    const deadline = Date.now() + 10_000
+    let status = 0
+    while (Date.now() < deadline && status !== 200) {
+      status = (await chat(closed, key)).status
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    expect(status).toBe(200)
+    const limited = await limitedWorkspace(open, 5)
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => chat(i % 2 === 0 ? open : closed, limited.key)))
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(5)
+  })
+})
+
