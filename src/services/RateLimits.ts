@@ -12,7 +12,10 @@ export class RateLimited extends Data.TaggedError("RateLimited")<{
   readonly headers: Readonly<Record<string, string>>
 }> {}
 
-/** An admitted request: the headers to answer with, and how to settle the tokens once the use is known. */
+/**
+ * An admitted request: the headers to answer with, and how to settle the tokens once the use is
+ * known (in the background: the store is updated shortly after, not before the answer).
+ */
 export interface Admission {
   readonly headers: Readonly<Record<string, string>>
   readonly settle: (usedTokens: number) => Effect.Effect<void>
@@ -170,11 +173,14 @@ export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
             const tokenBuckets = demands.filter((_, i) => buckets[i]!.kind === "tokens")
             return {
               headers: limitHeaders(request.format, tightest(buckets, readings, "requests"), tightest(buckets, readings, "tokens"), now),
+              // Off the request path: the answer does not wait for the store to be updated.
               settle: (usedTokens) =>
                 usedTokens === request.tokens
                   ? Effect.void
                   : limiter.settle(tokenBuckets.map((d) => ({ ...d, amount: usedTokens - request.tokens }))).pipe(
-                    Effect.catchAll((error) => unavailable(error.cause).pipe(Effect.ignore))
+                    Effect.catchAll((error) => unavailable(error.cause).pipe(Effect.ignore)),
+                    Effect.forkDaemon,
+                    Effect.asVoid
                   )
             } satisfies Admission
           })

@@ -70,6 +70,19 @@ export const RateLimiterRedis = (options: RedisLimiterOptions) =>
       // Errors are reported per call; without a listener ioredis would print each one.
       redis.on("error", () => undefined)
       redis.defineCommand("takeBuckets", { lua: script })
+      // The client connects in the background: wait for it, so the first requests are not taken for an
+      // outage. A Redis that is not there at start-up is reported, and handled as an outage until it is.
+      yield* Effect.async<void>((resume) => {
+        if (redis.status === "ready") return resume(Effect.void)
+        redis.once("ready", () => resume(Effect.void))
+      }).pipe(
+        Effect.timeoutTo({
+          duration: "5 seconds",
+          onSuccess: () => Effect.void,
+          onTimeout: () => Effect.logWarning("Redis for rate limits is not reachable yet").pipe(Effect.annotateLogs({ url: options.url }))
+        }),
+        Effect.flatten
+      )
 
       const run = (demands: ReadonlyArray<BucketDemand>, mode: "acquire" | "settle") =>
         Effect.tryPromise({
