@@ -97,9 +97,20 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
               Effect.annotateLogs({ dropped: count, capacity: options.capacity })
             ))
 
+        // An outage is logged when it starts and when it ends, not at every retry.
+        const failing = yield* Ref.make(false)
         const cycle = writeAll.pipe(
+          Effect.zipRight(
+            Effect.flatMap(Ref.getAndSet(failing, false), (was) =>
+              was ? Effect.logInfo("usage records written again after an outage") : Effect.void)
+          ),
           Effect.catchAll((cause) =>
-            Effect.logWarning("usage records not written yet; will retry").pipe(Effect.annotateLogs({ cause: String(cause) }))
+            Effect.flatMap(Ref.getAndSet(failing, true), (was) =>
+              was
+                ? Effect.void
+                : Effect.logWarning("usage records cannot be written; kept in memory and retried").pipe(
+                  Effect.annotateLogs({ buffered: buffer.length, cause: String(cause) })
+                ))
           ),
           Effect.zipRight(reportDrops)
         )
