@@ -4,6 +4,7 @@ import { ProviderAError } from "../api/errors/providerAError"
 import { ProviderBError, providerBErrorType } from "../api/errors/providerBError"
 import { ProviderCError } from "../api/errors/providerCError"
 import type { ErrorFormat, Problem } from "../domain/problem"
+import { providerAErrorType } from "../domain/protocols/providerA"
 
 export type { ErrorFormat, Problem } from "../domain/problem"
 
@@ -15,19 +16,6 @@ export const errorFormatOf = (path: string): ErrorFormat => {
   if (path.startsWith("/provider_c/")) return "provider_c"
   return "admin"
 }
-
-const providerAType = (status: number): string =>
-  status === 401
-    ? "authentication_error"
-    : status === 403
-    ? "permission_error"
-    : status === 404
-    ? "not_found_error"
-    : status === 429
-    ? "rate_limit_error"
-    : status >= 500
-    ? "server_error"
-    : "invalid_request_error"
 
 /** The typed error class of each format. */
 export interface FormatErrors {
@@ -45,7 +33,7 @@ const render: { readonly [F in ErrorFormat]: (problem: Problem) => FormatErrors[
     new ProviderAError({
       status: p.status,
       message: p.message,
-      type: providerAType(p.status),
+      type: providerAErrorType(p.status),
       param: p.param ?? null,
       code: p.code
     }),
@@ -54,7 +42,7 @@ const render: { readonly [F in ErrorFormat]: (problem: Problem) => FormatErrors[
     new ProviderCError({
       status: p.status,
       message: p.message,
-      type: providerAType(p.status),
+      type: providerAErrorType(p.status),
       param: p.param ?? null,
       code: p.code
     }),

@@ -2,7 +2,8 @@ import type { Problem } from "../problem"
 import type { SseEvent } from "../sse"
 import { isRecord, numberAt, parseJson, type Protocol, type StreamTally } from "./protocol"
 
-const providerAErrorType = (status: number): string =>
+/** The chat-completions error type of each status, as the client library exposes it (`err.type`). */
+export const providerAErrorType = (status: number): string =>
   status === 401
     ? "authentication_error"
     : status === 403
