@@ -1,4 +1,5 @@
 import { Chunk, Context, Data, Effect, Exit, Layer, Option, Stream } from "effect"
+import { answerableStatus } from "../api/errors/statusVariants"
 import type { Problem } from "../domain/problem"
 import { billedOutputTokens, emptyTally, parseJson, type Protocol } from "../domain/protocols/protocol"
 import { decodeSse, encodeSseEvent, type SseEvent } from "../domain/sse"
@@ -81,7 +82,7 @@ const upstreamErrorProblem = (protocol: Protocol, status: number, body: string):
   if (status === 401 || status === 403) {
     return { status: 502, code: "upstream_credentials", message: "The upstream provider refused this service's credentials." }
   }
-  if (status >= 400 && status < 500) return protocol.upstreamProblem(status, body)
+  if (status >= 400 && status < 500) return protocol.upstreamProblem(answerableStatus(status), body)
   return { status: 502, code: "upstream_error", message: `The upstream provider failed (status ${status}).` }
 }
 

@@ -30,6 +30,8 @@ export interface SimulationControls {
   /** "echo" answers with the last user text instead of generated text. */
   readonly reply: "generate" | "echo"
   readonly fault: FaultKind | undefined
+  /** Answer with the protocol's error body at this status (any 4xx or 5xx), instead of a fault kind. */
+  readonly status: number | undefined
   /** Stream events delivered before a mid-stream fault. */
   readonly faultAfter: number
   /** How many attempts of the same request fail before it succeeds; undefined: every attempt. */
@@ -48,6 +50,7 @@ const controlNames = [
   "output_tokens",
   "reply",
   "fault",
+  "status",
   "fault_after",
   "fault_times",
   "fault_key"
@@ -80,6 +83,14 @@ const integerAtLeast = (minimum: number) => (name: string, value: string): Eithe
   return Number.isInteger(parsed) && parsed >= minimum
     ? Either.right(parsed)
     : Either.left(`simulator control '${name}' must be an integer >= ${minimum}, got '${value}'`)
+}
+
+const optionalStatus = (value: string | undefined): Either.Either<number | undefined, string> => {
+  if (value === undefined) return Either.right(undefined)
+  const status = Number(value)
+  return Number.isInteger(status) && status >= 400 && status <= 599
+    ? Either.right(status)
+    : Either.left(`simulator control 'status' must be an HTTP status from 400 to 599, got '${value}'`)
 }
 
 /** Reads the controls of one request, or explains which control value is wrong. */
@@ -116,9 +127,11 @@ export const readControls = (
       outputTokens: yield* optionalNumber("output_tokens", 0),
       reply: replyValue,
       fault,
+      status: yield* optionalStatus(raw.get("status")),
       faultAfter: yield* number("fault_after", 0, 2),
       faultTimes: yield* optionalNumber("fault_times", 0),
       // Hashing the body costs time on every request; only fault counting needs the key.
-      faultKey: raw.get("fault_key") ?? (fault === undefined ? "" : hexDigest([request.path, request.rawBody], 32))
+      faultKey: raw.get("fault_key") ??
+        (fault === undefined && raw.get("status") === undefined ? "" : hexDigest([request.path, request.rawBody], 32))
     }
   })

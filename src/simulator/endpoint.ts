@@ -8,7 +8,7 @@ import type { Dialect } from "./dialect"
 import { FaultLedger } from "./faultLedger"
 import { parseJsonObject } from "./requestBody"
 import { SimulatorSettings } from "./settings"
-import { SimulatorError } from "./simulatorError"
+import { type ErrorKind, SimulatorError } from "./simulatorError"
 
 export type Reply =
   | { readonly _tag: "Json"; readonly body: unknown }
@@ -33,9 +33,9 @@ const retryHeaders = (retryAfterMs: number): Record<string, string> => ({
   "retry-after-ms": String(retryAfterMs)
 })
 
-const errorResponse = (dialect: Dialect, error: SimulatorError, requestId: string, retryAfterMs: number) =>
+const errorResponse = (dialect: Dialect, error: SimulatorError, requestId: string, retryAfterMs: number, status?: number) =>
   HttpServerResponse.unsafeJson(dialect.errorBody(error, requestId), {
-    status: dialect.errorStatus(error.kind),
+    status: status ?? dialect.errorStatus(error.kind),
     headers: {
       [dialect.requestIdHeader]: requestId,
       ...(error.kind === "rate_limit" || error.kind === "overloaded" ? retryHeaders(retryAfterMs) : {})
@@ -61,6 +61,26 @@ const faultErrors: Partial<Record<FaultKind, SimulatorError>> = {
   server_error: new SimulatorError({ kind: "server_error", message: "The server had an error while processing your request (simulated)." }),
   unauthorized: new SimulatorError({ kind: "authentication", message: "Invalid API key (simulated)." })
 }
+
+/** The error kind closest to an arbitrary status, for the body of a `status=NNN` control. */
+const kindOfStatus = (status: number): ErrorKind =>
+  status === 401
+    ? "authentication"
+    : status === 403
+    ? "permission"
+    : status === 404
+    ? "not_found"
+    : status === 413
+    ? "request_too_large"
+    : status === 422
+    ? "unprocessable"
+    : status === 429
+    ? "rate_limit"
+    : status === 503 || status === 529
+    ? "overloaded"
+    : status >= 500
+    ? "server_error"
+    : "invalid_request"
 
 const streamFault = new SimulatorError({ kind: "server_error", message: "The stream was interrupted by a server error (simulated)." })
 
@@ -186,6 +206,10 @@ export const serveEndpoint = <R>(endpoint: SimulatedEndpoint<R>) =>
 
     const fault =
       control.fault !== undefined && (yield* ledger.attemptFails(control.faultKey, control.faultTimes)) ? control.fault : undefined
+    if (control.status !== undefined && (yield* ledger.attemptFails(control.faultKey, control.faultTimes))) {
+      const kind = kindOfStatus(control.status)
+      return errorResponse(dialect, new SimulatorError({ kind, message: `Simulated status ${control.status}.` }), requestId, control.retryAfterMs, control.status)
+    }
     const faultError = fault === undefined ? undefined : faultErrors[fault]
     if (faultError !== undefined) return fail(faultError, control.retryAfterMs)
     if (fault === "bad_gateway") {
