@@ -18,7 +18,9 @@ import { ApiKeys } from "./services/ApiKeys"
 import { AuthService } from "./services/AuthService"
 import { ChatCompletions } from "./services/ChatCompletions"
 import { Embeddings } from "./services/Embeddings"
+import { FimCompletions } from "./services/FimCompletions"
 import { Forwarder } from "./services/Forwarder"
+import { Messages } from "./services/Messages"
 import { Prices } from "./services/Prices"
 import { RateLimiterLive } from "./services/RateLimiter/live"
 import { RateLimits } from "./services/RateLimits"
@@ -39,7 +41,7 @@ export const ServicesLive = AuthService.layer.pipe(
 )
 
 /** Forwarding to the providers: upstreams (or the simulator), the pooled client, usage recording. */
-export const ForwardingLive = Layer.mergeAll(ChatCompletions.layer, Embeddings.layer).pipe(
+export const ForwardingLive = Layer.mergeAll(ChatCompletions.layer, Embeddings.layer, Messages.layer, FimCompletions.layer).pipe(
   Layer.provideMerge(Forwarder.layer),
   Layer.provide([Upstreams.layer, UpstreamClient.layer, UsageRecorder.layer, Prices.layer, Tokenizer.layer]),
   Layer.provideMerge(RateLimits.layer),

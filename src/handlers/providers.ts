@@ -6,7 +6,8 @@ import { currentRequestId } from "../http/currentRequestId"
 import { respond } from "../http/forwardedResponse"
 import { ChatCompletions } from "../services/ChatCompletions"
 import { Embeddings } from "../services/Embeddings"
-import { notImplemented } from "./notYet"
+import { FimCompletions } from "../services/FimCompletions"
+import { Messages } from "../services/Messages"
 
 /** The caller and the request id, which every forwarded request is recorded with. */
 const caller = Effect.all({ principal: CurrentPrincipal, requestId: FiberRef.get(currentRequestId) })
@@ -24,8 +25,15 @@ export const ProviderAHandlers = HttpApiBuilder.group(WorkspaceApi, "provider_a"
           respond("provider_a", embeddings.create(principal, path.region, payload, requestId))))
   }))
 
+/** The caller's anthropic-version and anthropic-beta headers are not read: the service speaks its own version upstream. */
 export const ProviderBHandlers = HttpApiBuilder.group(WorkspaceApi, "provider_b", (handlers) =>
-  handlers.handle("messages", () => notImplemented("provider_b", "Messages")))
+  Effect.map(Messages, (messages) =>
+    handlers.handle("messages", ({ path, payload }) =>
+      Effect.flatMap(caller, ({ principal, requestId }) =>
+        respond("provider_b", messages.create(principal, path.region, payload, requestId))))))
 
 export const ProviderCHandlers = HttpApiBuilder.group(WorkspaceApi, "provider_c", (handlers) =>
-  handlers.handle("fimCompletions", () => notImplemented("provider_c", "FIM completion")))
+  Effect.map(FimCompletions, (fim) =>
+    handlers.handle("fimCompletions", ({ path, payload }) =>
+      Effect.flatMap(caller, ({ principal, requestId }) =>
+        respond("provider_c", fim.create(principal, path.region, payload, requestId))))))

@@ -26,6 +26,10 @@ export interface FormatErrors {
   readonly admin: AdminError
 }
 
+/** A format without a param field names the field in its message, as the provider does (`messages[1].role: …`). */
+const namingField = (p: Problem): string =>
+  p.param === undefined || p.message.toLowerCase().includes(p.param.toLowerCase()) ? p.message : `${p.param}: ${p.message}`
+
 const render: { readonly [F in ErrorFormat]: (problem: Problem) => FormatErrors[F] } = {
   export: (p) =>
     new ExportError({ status: p.status, code: p.code, message: p.message, ...(p.param ? { field: p.param } : {}) }),
@@ -37,7 +41,7 @@ const render: { readonly [F in ErrorFormat]: (problem: Problem) => FormatErrors[
       param: p.param ?? null,
       code: p.code
     }),
-  provider_b: (p) => new ProviderBError({ status: p.status, type: providerBErrorType(p.status), message: p.message }),
+  provider_b: (p) => new ProviderBError({ status: p.status, type: providerBErrorType(p.status), message: namingField(p) }),
   provider_c: (p) =>
     new ProviderCError({
       status: p.status,

@@ -76,13 +76,16 @@ const failureProblem = (failure: UpstreamFailure): Problem =>
 
 /**
  * Upstream refusals of the caller's request (4xx) pass through with their status and message. A
- * refusal of the service's own credentials, and every upstream 5xx, is this service's failure: 502.
+ * refusal of the service's own credentials, and every upstream 5xx but the protocol's own
+ * (passedServerStatuses), is this service's failure: 502.
  */
 const upstreamErrorProblem = (protocol: Protocol, status: number, body: string): Problem => {
   if (status === 401 || status === 403) {
     return { status: 502, code: "upstream_credentials", message: "The upstream provider refused this service's credentials." }
   }
-  if (status >= 400 && status < 500) return protocol.upstreamProblem(answerableStatus(status), body)
+  if ((status >= 400 && status < 500) || protocol.passedServerStatuses?.includes(status) === true) {
+    return protocol.upstreamProblem(answerableStatus(status), body)
+  }
   return { status: 502, code: "upstream_error", message: `The upstream provider failed (status ${status}).` }
 }
 
@@ -186,12 +189,15 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       ) => {
         const tally = emptyTally(input.estimatedInputTokens)
         let failedMidway = false
+        // Events read with a bad one, before it: they still reach the client, ahead of the error.
+        let unsent = ""
         const relay = input.relayEvent ?? ((event: SseEvent) => event)
         const events = decodeSse(response.body).pipe(
           Stream.mapChunksEffect((chunk) => {
             let text = ""
             for (const event of chunk) {
               if (!input.protocol.observe(event, tally)) {
+                unsent = text
                 return Effect.fail(new UpstreamFailure({ kind: "malformed", detail: "stream event not valid for the protocol" }))
               }
               const relayed = relay(event)
@@ -202,7 +208,8 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
           }),
           Stream.catchAll((failure) => {
             failedMidway = true
-            return Stream.fail(new StreamBroken({ inBandError: input.protocol.streamError(failureProblem(failure)) }))
+            const inBandError = input.protocol.streamError(tally.upstreamError ?? failureProblem(failure))
+            return Stream.fail(new StreamBroken({ inBandError: unsent + inBandError }))
           }),
           Stream.ensuringWith((exit) =>
             record(input, admission, started, {

@@ -9,31 +9,8 @@ export class ProviderBError extends Schema.TaggedError<ProviderBError>()("Provid
   message: Schema.String
 }) {}
 
-/** The protocol's error type for each status, as its client library expects. */
-export const providerBErrorType = (status: number): string => {
-  switch (status) {
-    case 413:
-      return "request_too_large"
-    case 400:
-    case 415:
-      return "invalid_request_error"
-    case 401:
-      return "authentication_error"
-    case 403:
-      return "permission_error"
-    case 404:
-      return "not_found_error"
-    case 429:
-      return "rate_limit_error"
-    case 504:
-      return "timeout_error"
-    case 503:
-    case 529:
-      return "overloaded_error"
-    default:
-      return "api_error"
-  }
-}
+/** The protocol's error type for each status, as its client library expects (one mapping, in domain/). */
+export { providerBErrorType } from "../../domain/protocols/providerB"
 
 export const providerBErrorSchema = statusVariants(
   ProviderBError,

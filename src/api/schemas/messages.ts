@@ -40,8 +40,14 @@ export const TextBlockParam = Schema.Struct({
   cache_control: optionalParam(CacheControl)
 }, OtherMembers)
 
+/** Images are sent base64-encoded (the spec); a URL source would make the upstream fetch for the caller. */
 export const Base64ImageSource = Schema.Struct({
-  type: Schema.Literal("base64"),
+  type: Schema.Literal("base64").annotations({
+    message: (issue) => ({
+      message: `Image source type ${describeValue(issue.actual)} is not supported: send the image base64-encoded, as { "type": "base64", "media_type", "data" }.`,
+      override: true
+    })
+  }),
   media_type: Schema.Literal(...IMAGE_MEDIA_TYPES).annotations({
     message: (issue) => ({
       message: `Image media_type ${describeValue(issue.actual)} is not supported: use one of ${
@@ -53,14 +59,9 @@ export const Base64ImageSource = Schema.Struct({
   data: string("An image source's data (base64)")
 }, OtherMembers)
 
-export const UrlImageSource = Schema.Struct({
-  type: Schema.Literal("url"),
-  url: string("An image source's url")
-}, OtherMembers)
-
 export const ImageBlockParam = Schema.Struct({
   type: Schema.Literal("image"),
-  source: Schema.Union(Base64ImageSource, UrlImageSource),
+  source: Base64ImageSource,
   cache_control: optionalParam(CacheControl)
 }, OtherMembers)
 

@@ -9,6 +9,8 @@ export interface StreamTally {
   generatedChars: number
   /** Whether the upstream reported output usage (then outputTokens is exact). */
   reportedOutput: boolean
+  /** The upstream's own in-band error, when it sent one: the client gets it rather than a generic one. */
+  upstreamError?: Problem | undefined
 }
 
 export const emptyTally = (estimatedInputTokens: number): StreamTally => ({
@@ -32,11 +34,17 @@ export interface Protocol {
   readonly usageOfBody: (body: unknown) => { readonly inputTokens: number; readonly outputTokens: number } | undefined
   /**
    * Reads one stream event into the tally. Returns false when the event is not valid for the
-   * protocol (the upstream sent a malformed stream). The terminator ([DONE]) is valid.
+   * protocol (the upstream sent a malformed stream), or when it is the upstream's own in-band
+   * error (then recorded in tally.upstreamError). The terminator ([DONE]) is valid.
    */
   readonly observe: (event: SseEvent, tally: StreamTally) => boolean
   /** The upstream's own error answer as a problem of the same status (for 4xx passed through). */
   readonly upstreamProblem: (status: number, body: string) => Problem
+  /**
+   * Upstream 5xx statuses that belong to the protocol and that its clients act on (the messages
+   * protocol's 529 overloaded): passed through like a 4xx instead of becoming 502.
+   */
+  readonly passedServerStatuses?: ReadonlyArray<number>
   /** The protocol's in-band error event, for failures after the first byte. */
   readonly streamError: (problem: Problem) => string
 }

@@ -38,7 +38,6 @@ describe("MessagesRequest", () => {
           content: [
             { type: "text", text: "Look:" },
             { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } },
-            { type: "image", source: { type: "url", url: "https://example.test/a.webp" } },
             { type: "document", source: { type: "text", media_type: "text/plain", data: "notes" } }
           ]
         },
@@ -159,7 +158,31 @@ describe("MessagesRequest", () => {
       name: "unknown image source type",
       body: userBlocks([{ type: "image", source: { type: "file", file_id: "f" } }]),
       param: "messages[0].content[0].source.type",
-      message: "messages[0].content[0].source.type: expected one of base64, url, got \"file\""
+      message:
+        "Image source type \"file\" is not supported: send the image base64-encoded, as { \"type\": \"base64\", \"media_type\", \"data\" }."
+    },
+    {
+      name: "image by URL (the spec's images are base64-encoded)",
+      body: userBlocks([{ type: "image", source: { type: "url", url: "https://example.test/a.webp" } }]),
+      param: "messages[0].content[0].source.type",
+      message:
+        "Image source type \"url\" is not supported: send the image base64-encoded, as { \"type\": \"base64\", \"media_type\", \"data\" }."
+    },
+    {
+      name: "image without media_type",
+      body: userBlocks([{ type: "image", source: { type: "base64", data: "AA==" } }]),
+      param: "messages[0].content[0].source.media_type",
+      message: "Missing required parameter: 'messages[0].content[0].source.media_type'."
+    },
+    {
+      name: "unsupported media type inside a tool_result",
+      body: userBlocks([{
+        type: "tool_result",
+        tool_use_id: "t",
+        content: [{ type: "image", source: { type: "base64", media_type: "application/pdf", data: "AA==" } }]
+      }]),
+      param: "messages[0].content[0].content[0].source.media_type",
+      message: "Image media_type \"application/pdf\" is not supported: use one of image/jpeg, image/png, image/gif, image/webp."
     },
     {
       name: "text block without text",
