@@ -110,6 +110,39 @@ describe("rate limits on one instance", () => {
     expect(exported.headers.get("x-ratelimit-remaining-requests")).toBe("499")
   })
 
+  it("answers provider_b with the messages protocol's own header set, and provider_c with the documented one", async () => {
+    const workspace = await createWorkspace(app.current, "protocols", {
+      rateLimits: { families: { messages: { requestsPerMinute: 1 } } }
+    })
+    const { key } = await createKey(app.current, workspace.id, ["COMPLETION_API"])
+    const messages = () =>
+      fetch(`${app.current.url}/provider_b/eu/v1/messages`, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json", "anthropic-version": "2023-06-01" },
+        body: JSON.stringify({ model: "assistantmodel-sonnet-4-5-20250929", max_tokens: 20, messages: user })
+      })
+    const first = await messages()
+    expect(first.status).toBe(200)
+    expect(first.headers.get("anthropic-ratelimit-requests-limit")).toBe("1")
+    expect(first.headers.get("anthropic-ratelimit-requests-remaining")).toBe("0")
+    expect(Date.parse(first.headers.get("anthropic-ratelimit-requests-reset")!)).toBeGreaterThan(Date.now())
+    expect(first.headers.get("anthropic-ratelimit-tokens-limit")).toBe("40000")
+    expect(first.headers.get("x-ratelimit-limit-requests")).toBeNull()
+    const refused = await messages()
+    expect(refused.status).toBe(429)
+    expect(await refused.json()).toMatchObject({ type: "error", error: { type: "rate_limit_error" } })
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0)
+
+    const fim = await fetch(`${app.current.url}/provider_c/eu/v1/fim/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "codemodel-2501", prompt: "def add(a, b):", max_tokens: 20 })
+    })
+    expect(fim.status).toBe(200)
+    expect(fim.headers.get("x-ratelimit-limit-requests")).toBe("300")
+    expect(fim.headers.get("x-ratelimit-limit-tokens")).toBe("40000")
+  })
+
   it("limits usage exports per workspace with 429 in the export format", async () => {
     const workspace = await createWorkspace(app.current, "exports", { rateLimits: { families: { usage_export: { requestsPerMinute: 2 } } } })
     const { key } = await createKey(app.current, workspace.id, ["USAGE_EXPORT_API"])
