@@ -3,6 +3,7 @@ import { Effect, Layer } from "effect"
 import { WorkspaceApi } from "./api/Api"
 import { AppConfig } from "./config"
 import { AdminHandlers } from "./handlers/admin"
+import { DownloadsHandlers } from "./handlers/downloads"
 import { ExportsHandlers } from "./handlers/exports"
 import { HealthHandlers } from "./handlers/health"
 import { ProviderAHandlers, ProviderBHandlers, ProviderCHandlers } from "./handlers/providers"
@@ -29,6 +30,11 @@ import { UpstreamClient } from "./services/UpstreamClient"
 import { Upstreams } from "./services/Upstreams"
 import { UsageRecorder } from "./services/UsageRecorder"
 import { DatabaseLive } from "./services/Database"
+import { ExportService } from "./services/ExportService/index"
+import { ExportPriceCatalog } from "./services/ExportService/priceCatalog"
+import { ExportStorageLive } from "./services/ExportStorage/fromConfig"
+import { SigningSecret } from "./services/SigningSecret"
+import { UsageRepository } from "./services/UsageRepository"
 import { LocalSecrets } from "./services/LocalSecrets"
 import { Workspaces } from "./services/Workspaces"
 
@@ -48,13 +54,24 @@ export const ForwardingLive = Layer.mergeAll(ChatCompletions.layer, Embeddings.l
   Layer.provide(RateLimiterLive)
 )
 
+/**
+ * The usage ledger and its exports: ingestion, the export pipeline, export storage (EXPORT_STORAGE)
+ * and the server secret of links and pseudonyms. Platform messages are priced from the price table.
+ */
+export const UsageExportsLive = ExportService.layer.pipe(
+  Layer.provideMerge(ExportStorageLive),
+  Layer.provideMerge(SigningSecret.layer),
+  Layer.provide(ExportPriceCatalog.fromPrices.pipe(Layer.provide(Prices.layer))),
+  Layer.merge(UsageRepository.layer)
+)
+
 /** The API, with BASE_PATH as its documented server so the docs' "try it" calls the right paths. */
 const ApiLive = Layer.unwrapEffect(
   Effect.map(AppConfig, ({ basePath }) =>
     HttpApiBuilder.api(basePath === "" ? WorkspaceApi : WorkspaceApi.annotate(OpenApi.Servers, [{ url: basePath }]))
   )
 ).pipe(
-  Layer.provide([AdminHandlers, HealthHandlers, ExportsHandlers, ProviderAHandlers, ProviderBHandlers, ProviderCHandlers]),
+  Layer.provide([AdminHandlers, HealthHandlers, ExportsHandlers, DownloadsHandlers, ProviderAHandlers, ProviderBHandlers, ProviderCHandlers]),
   Layer.provide([AdminAuthLive, ExportAuthLive, ProviderAAuthLive, ProviderBAuthLive, ProviderCAuthLive])
 )
 
@@ -62,5 +79,6 @@ const ApiLive = Layer.unwrapEffect(
 export const AppLive = HttpServerLive.pipe(
   Layer.provide(ApiLive),
   Layer.provide(ForwardingLive),
+  Layer.provide(UsageExportsLive),
   Layer.provideMerge(ServicesLive)
 )

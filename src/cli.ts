@@ -1,12 +1,13 @@
 import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
-import { Console, Data, Effect, Either, Schema } from "effect"
+import { Console, Effect, Either, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { parseArgs } from "node:util"
 import { WorkspaceApi } from "./api/Api"
 import { Scope } from "./domain/apiKey"
 import { WorkspaceSettingsPatch } from "./domain/workspaceSettings"
+import { exportCommand, seedCommand, UsageError, usageCommandOptions, usageCommandsHelp } from "./cli/usageCommands"
 
 /**
  * Operator CLI. It talks to a running service through the admin API (the same validation, and no
@@ -22,19 +23,21 @@ const usage = `usage: npm run cli -- <command>
   key create WORKSPACE_ID --name NAME --scopes USAGE_EXPORT_API,COMPLETION_API
   key list WORKSPACE_ID
   key revoke WORKSPACE_ID KEY_ID
+${usageCommandsHelp}
 
-environment: WORKSPACE_API_URL (default http://127.0.0.1:$PORT$BASE_PATH), ADMIN_TOKEN (default: DATA_DIR/secrets.json)`
-
-class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
+environment: WORKSPACE_API_URL (default http://127.0.0.1:$PORT$BASE_PATH), ADMIN_TOKEN (default: DATA_DIR/secrets.json),
+WORKSPACE_API_KEY (export's --key)`
 
 const { positionals, values } = parseArgs({
   args: process.argv.slice(2),
   allowPositionals: true,
   strict: false,
-  options: { name: { type: "string" }, settings: { type: "string" }, scopes: { type: "string" } }
+  options: Object.fromEntries(
+    ["name", "settings", "scopes", ...usageCommandOptions].map((name) => [name, { type: "string" as const }])
+  )
 })
 
-const option = (key: "name" | "settings" | "scopes"): string | undefined => {
+const option = (key: string): string | undefined => {
   const value = values[key]
   return typeof value === "string" ? value : undefined
 }
@@ -72,6 +75,22 @@ const program = Effect.gen(function*() {
     transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(token))
   })
   const [group, command, first, second] = positionals
+  if (group === "seed") return yield* seedCommand({ baseUrl, adminToken: token, workspaceId: command, option })
+  if (group === "export") {
+    return yield* exportCommand({
+      baseUrl,
+      kind: command,
+      option,
+      temporaryKey: (id) =>
+        Effect.map(
+          client.admin.createApiKey({ path: { id }, payload: { name: "cli export (temporary)", scopes: ["USAGE_EXPORT_API"] } }),
+          (created) => ({
+            key: created.key,
+            revoke: Effect.ignore(client.admin.revokeApiKey({ path: { id, keyId: created.id } }))
+          })
+        )
+    })
+  }
   switch (`${group} ${command}`) {
     case "workspace create": {
       const name = yield* required(option("name"), "--name")
@@ -112,6 +131,8 @@ program.pipe(
           ? error.message
           : "status" in error && "message" in error
           ? `${error.status}: ${error.message}`
+          : "message" in error && typeof error.message === "string"
+          ? error.message
           : `request failed: ${error._tag}`
     )
   ),

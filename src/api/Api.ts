@@ -1,5 +1,6 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminApi } from "./adminApi"
+import { DownloadsApi } from "./downloadsApi"
 import { adminErrorSchema } from "./errors/adminError"
 import { exportErrorSchema } from "./errors/exportError"
 import { providerAErrorSchema } from "./errors/providerAError"
@@ -12,6 +13,7 @@ import { ProviderAApi, ProviderBApi, ProviderCApi } from "./providerApis"
 /** The whole HTTP contract of the service; OpenAPI and /docs are generated from it. */
 export class WorkspaceApi extends HttpApi.make("workspace-api")
   .add(ExportsApi)
+  .add(DownloadsApi)
   .add(ProviderAApi)
   .add(ProviderBApi)
   .add(ProviderCApi)

@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { Scope } from "../domain/apiKey"
 import { WorkspaceSettings, WorkspaceSettingsPatch } from "../domain/workspaceSettings"
 import { adminErrorSchema } from "./errors/adminError"
+import { IngestEventsPayload, MAX_EVENTS_PER_BATCH } from "./schemas/events"
 import { AdminAuth } from "./security"
 
 const Name = Schema.String.pipe(
@@ -31,6 +32,11 @@ export const CreatedApiKey = Schema.Struct({
   ...ApiKeyView.fields,
   key: Schema.String.annotations({ description: "The key itself. Shown only in this response; store it now." })
 }).annotations({ identifier: "CreatedApiKey" })
+
+export const IngestEventsResult = Schema.Struct({
+  accepted: Schema.Int.annotations({ description: "Events stored by this request" }),
+  duplicates: Schema.Int.annotations({ description: "Events whose id the workspace had already sent (nothing stored)" })
+}).annotations({ identifier: "IngestEventsResult" })
 
 const workspaceId = HttpApiSchema.param("id", Schema.String)
 const keyId = HttpApiSchema.param("keyId", Schema.String)
@@ -64,6 +70,17 @@ export class AdminApi extends HttpApiGroup.make("admin")
   )
   .add(
     HttpApiEndpoint.del("revokeApiKey")`/admin/workspaces/${workspaceId}/api-keys/${keyId}`.addSuccess(ApiKeyView)
+  )
+  .add(
+    HttpApiEndpoint.post("ingestEvents")`/admin/workspaces/${workspaceId}/events`
+      .setPayload(IngestEventsPayload)
+      .addSuccess(IngestEventsResult)
+      .annotate(
+        OpenApi.Description,
+        `Ingests platform activity (message and workflow_run events), at most ${MAX_EVENTS_PER_BATCH} per request. ` +
+          "All or nothing: the first bad event rejects the batch with 400 naming it (field `events[17].occurredAt`) " +
+          "and nothing is written. Idempotent by event id: events the workspace already sent are counted as duplicates."
+      )
   )
   .addError(adminErrorSchema)
   .middleware(AdminAuth)

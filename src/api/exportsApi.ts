@@ -1,4 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { layoutMarkdown } from "../domain/exportLayouts"
 import { exportErrorSchema } from "./errors/exportError"
 import { UsageExportRequest, UsageExportResult } from "./schemas/usageExport"
 import { ExportAuth } from "./security"
@@ -6,11 +7,31 @@ import { ExportAuth } from "./security"
 export const exportKinds = ["users", "assistants", "workflows", "projects", "models"] as const
 export type ExportKind = (typeof exportKinds)[number]
 
+/** What every export endpoint's description says before its CSV layout table. */
+const exportRules = (kind: ExportKind): string =>
+  [
+    "Writes a CSV file of the period [from, to) to export storage and answers with its path, a signed download link " +
+      "(valid EXPORT_LINK_TTL_SECONDS) and the number of data rows. `date` is a local wall time in `timezone` (an IANA " +
+      "name; a trailing Z is ignored); a wall time skipped by a DST change moves forward by the gap, an ambiguous one " +
+      "takes the earlier instant. Local days of the file are cut at midnight of `from.timezone`.",
+    "400: bad date point or time zone (`field` names it), `from` not before `to`, or more than 1,000,000 rows " +
+      "(EXPORT_MAX_ROWS): narrow the range. 401: missing, invalid or revoked key, or no USAGE_EXPORT_API scope. " +
+      "404: no data in the period.",
+    ...(kind === "workflows" ? ["404 `workflows_not_enabled` when workflows are not enabled in the workspace."] : []),
+    ...(kind === "users"
+      ? [
+        "Privacy: with `anonymizeUsers` the user id, email and name are stable pseudonyms (HMAC under the server secret); " +
+        "with leaderboards disabled they are empty."
+      ]
+      : [])
+  ].join("\n\n")
+
 const exportEndpoint = <const Kind extends ExportKind>(kind: Kind) =>
   HttpApiEndpoint.post(kind, `/export/${kind}`)
     .setPayload(UsageExportRequest)
     .addSuccess(UsageExportResult)
     .annotate(OpenApi.Summary, `Export ${kind} usage as CSV`)
+    .annotate(OpenApi.Description, `${exportRules(kind)}\n\n${layoutMarkdown(kind)}`)
 
 /** The five usage exports; a key with USAGE_EXPORT_API. */
 export class ExportsApi extends HttpApiGroup.make("exports")

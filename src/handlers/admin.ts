@@ -1,7 +1,11 @@
-import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { HttpApiBuilder, type HttpServerError } from "@effect/platform"
+import { Cause, Effect, Either, Option } from "effect"
 import { WorkspaceApi } from "../api/Api"
 import { AdminError } from "../api/errors/adminError"
+import { type InvalidEventBatch, validateEventBatch } from "../api/schemas/events"
+import { AppConfig } from "../config"
+import { failureToProblem, tooLarge } from "../http/failureToProblem"
+import { UsageRepository } from "../services/UsageRepository"
 import { ApiKeyNotFound, ApiKeys, type ApiKeyRecord } from "../services/ApiKeys"
 import { StorageFailure, WorkspaceNotFound, Workspaces, type Workspace } from "../services/Workspaces"
 
@@ -36,10 +40,28 @@ const adminErrors = <A, R>(
     }
   })
 
+/** A body that is not JSON, or too large, as the framework itself would have answered. */
+const unreadableBody = (error: HttpServerError.RequestError, maxBodyBytes: number): AdminError => {
+  const problem = Option.getOrElse(failureToProblem(Cause.fail(error), maxBodyBytes), () => tooLarge(maxBodyBytes))
+  return new AdminError({ status: problem.status, code: problem.code, message: problem.message })
+}
+
+const invalidBatch = (invalid: InvalidEventBatch): AdminError =>
+  new AdminError({
+    status: 400,
+    code: "invalid_event",
+    message: invalid.index === null
+      ? invalid.message
+      : `Event ${invalid.index} is invalid (${invalid.field}): ${invalid.message}. Nothing of the batch was stored.`,
+    field: invalid.field
+  })
+
 export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handlers) =>
   Effect.gen(function*() {
     const workspaces = yield* Workspaces
     const keys = yield* ApiKeys
+    const usage = yield* UsageRepository
+    const { maxBodyBytes } = yield* AppConfig
     return handlers
       .handle("createWorkspace", ({ payload }) =>
         workspaces.create(payload.name, payload.settings ?? {}).pipe(Effect.map(workspaceView), adminErrors))
@@ -54,4 +76,15 @@ export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handle
       .handle("listApiKeys", ({ path }) =>
         keys.list(path.id).pipe(Effect.map((list) => ({ data: list.map(keyView) })), adminErrors))
       .handle("revokeApiKey", ({ path }) => keys.revoke(path.id, path.keyId).pipe(Effect.map(keyView), adminErrors))
+      // Raw: the batch is validated here, so a bad event is reported with its index and field.
+      .handleRaw("ingestEvents", ({ path, request }) =>
+        Effect.gen(function*() {
+          yield* adminErrors(workspaces.get(path.id))
+          const body = yield* request.json.pipe(Effect.mapError((error) => unreadableBody(error, maxBodyBytes)))
+          const batch = yield* Either.match(validateEventBatch(body), {
+            onLeft: (invalid) => Effect.fail(invalidBatch(invalid)),
+            onRight: Effect.succeed
+          })
+          return yield* adminErrors(usage.ingest(path.id, batch.events))
+        }))
   }))

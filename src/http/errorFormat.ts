@@ -10,7 +10,7 @@ export type { ErrorFormat, Problem } from "../domain/problem"
 
 /** Which format a path (relative to BASE_PATH) answers in; unknown paths answer like the admin API. */
 export const errorFormatOf = (path: string): ErrorFormat => {
-  if (path.startsWith("/export/") || path === "/export") return "export"
+  if (path.startsWith("/export/") || path === "/export" || path.startsWith("/downloads/")) return "export"
   if (path.startsWith("/provider_a/")) return "provider_a"
   if (path.startsWith("/provider_b/")) return "provider_b"
   if (path.startsWith("/provider_c/")) return "provider_c"

@@ -1,0 +1,149 @@
+import { SqlClient } from "@effect/sql"
+import { Context, Data, Effect, Either, Layer, Redacted, Stream } from "effect"
+import { randomBytes } from "node:crypto"
+import { AppConfig } from "../../config"
+import { encodeHeader, encodeRows } from "../../domain/csv"
+import { type DatePointInput, type InvalidDatePoint, resolveDateRange } from "../../domain/datePoint"
+import { exportFilePath, type ExportKind, exportLayouts, userIdentifyingColumns } from "../../domain/exportLayouts"
+import { exportCountStatement, exportRowsStatement } from "../../domain/exportQueries"
+import { makeUserPseudonymizer, protectUserColumns, userPrivacyMode } from "../../domain/pseudonym"
+import { ExportStorage, type ExportStorageError, type InvalidExportPath } from "../ExportStorage/index"
+import { SigningSecret } from "../SigningSecret"
+import { StorageFailure, type Workspace } from "../Workspaces"
+import { ExportPriceCatalog } from "./priceCatalog"
+import { openExportRead, type ValueRow } from "./snapshotCursor"
+import { encodeValueRows, namedRow } from "./valueRows"
+
+export interface ExportRequest {
+  readonly kind: ExportKind
+  readonly workspace: Workspace
+  readonly from: DatePointInput
+  readonly to: DatePointInput
+}
+
+/** The spec's `data` of a successful export. */
+export interface ExportOutcome {
+  readonly filePath: string
+  readonly downloadUrl: string
+  readonly dataType: ExportKind
+  /** Data rows in the file (the header line is not a record). */
+  readonly recordCount: number
+  /** The requested range as resolved, in ISO 8601 with each point's zone offset. */
+  readonly dateRange: { readonly from: string; readonly to: string }
+}
+
+/** Nothing to export: no activity in the range, or workflows are off in the workspace. */
+export class ExportNoData extends Data.TaggedError("ExportNoData")<{
+  readonly kind: ExportKind
+  readonly reason: "no_rows" | "workflows_disabled"
+}> {}
+
+/** The export would have more rows than EXPORT_MAX_ROWS. */
+export class ExportTooLarge extends Data.TaggedError("ExportTooLarge")<{
+  readonly rows: number
+  readonly limit: number
+}> {}
+
+export type ExportFailure =
+  | InvalidDatePoint
+  | ExportNoData
+  | ExportTooLarge
+  | ExportStorageError
+  | InvalidExportPath
+  | StorageFailure
+
+/**
+ * Exports running at once per instance; more wait their turn. Each holds two pooled connections
+ * while it reads: a bound keeps the pool (20) from being taken by exports waiting for their second.
+ */
+const CONCURRENT_EXPORTS = 4
+
+/** The `<suffix>` of the file name after the layout version: 12 random base-36 characters. */
+const uniqueId = (): string =>
+  Array.from(randomBytes(12), (byte) => "0123456789abcdefghijklmnopqrstuvwxyz"[byte % 36]).join("")
+
+/**
+ * Runs one usage export: resolves the date range, applies the workspace's rules, streams the rows
+ * from a database cursor through the CSV encoder into export storage, and returns the file's
+ * reference. Memory stays flat whatever the row count: a few batches of rows in flight at a time.
+ */
+export class ExportService extends Context.Tag("ExportService")<ExportService, {
+  readonly run: (request: ExportRequest) => Effect.Effect<ExportOutcome, ExportFailure>
+}>() {
+  static readonly layer = Layer.effect(
+    ExportService,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const storage = yield* ExportStorage
+      const { pseudonymKey } = yield* SigningSecret
+      const { prices } = yield* ExportPriceCatalog
+      const { exportMaxRows } = yield* AppConfig
+      const slots = yield* Effect.makeSemaphore(CONCURRENT_EXPORTS)
+
+      const run = ({ from, kind, to, workspace }: ExportRequest) =>
+        Effect.gen(function*() {
+          const range = yield* Either.match(resolveDateRange(from, to), { onLeft: Effect.fail, onRight: Effect.succeed })
+          if (kind === "workflows" && !workspace.settings.workflowsEnabled) {
+            return yield* Effect.fail(new ExportNoData({ kind, reason: "workflows_disabled" }))
+          }
+          const layout = exportLayouts[kind]
+          const input = {
+            workspaceId: workspace.id,
+            from: range.from.instant,
+            to: range.to.instant,
+            zone: range.zone,
+            catalog: prices
+          }
+          const read = yield* openExportRead(sql, {
+            rows: exportRowsStatement(kind, input),
+            count: exportCountStatement(kind, input)
+          }).pipe(Effect.mapError((cause) => new StorageFailure({ cause })))
+          // Decided on the count before anything is written.
+          if (read.total === 0) return yield* Effect.fail(new ExportNoData({ kind, reason: "no_rows" }))
+          if (read.total > exportMaxRows) {
+            return yield* Effect.fail(new ExportTooLarge({ rows: read.total, limit: exportMaxRows }))
+          }
+
+          const privacy = userPrivacyMode(workspace.settings)
+          const protect = protectUserColumns(layout, privacy, makeUserPseudonymizer(Redacted.value(pseudonymKey), workspace.id))
+          // Rows are named only when a privacy rule has cells to change.
+          const encode = privacy === "clear" || userIdentifyingColumns(kind).length === 0
+            ? (rows: ReadonlyArray<ValueRow>) => encodeValueRows(rows, layout)
+            : (rows: ReadonlyArray<ValueRow>) => encodeRows(rows.map((row) => protect(namedRow(row, layout))), layout)
+          let recordCount = 0
+          // One string per fetched batch: per-row pieces would cost more than the encoding itself.
+          const content = Stream.concat(
+            Stream.succeed(encodeHeader(layout)),
+            read.rows.pipe(
+              Stream.mapError((cause) => new StorageFailure({ cause })),
+              Stream.map((rows) => {
+                recordCount += rows.length
+                return encode(rows)
+              })
+            )
+          )
+          const filePath = exportFilePath({
+            kind,
+            workspaceId: workspace.id,
+            fromDate: range.from.fileDate,
+            toDate: range.to.fileDate,
+            uniqueId: uniqueId()
+          })
+          const stored = yield* storage.write(filePath, content)
+          const downloadUrl = yield* storage.downloadUrl(filePath)
+          yield* Effect.logInfo("export written").pipe(
+            Effect.annotateLogs({ kind, workspaceId: workspace.id, filePath, rows: recordCount, bytes: stored.bytes })
+          )
+          return {
+            filePath,
+            downloadUrl,
+            dataType: kind,
+            recordCount,
+            dateRange: { from: range.from.iso, to: range.to.iso }
+          }
+        }).pipe(Effect.scoped, slots.withPermits(1))
+
+      return { run }
+    })
+  )
+}
