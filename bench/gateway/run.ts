@@ -1,0 +1,347 @@
+// `npm run bench:gateway`: the service against the simulator directly, a minimal Node proxy (the floor) and the
+// peer gateway (@portkey-ai/gateway), interleaved, on four workloads at 1 and 32 connections. Writes bench/RESULTS.md.
+// BENCH_SECONDS (4), BENCH_WARMUP (1), BENCH_ROUNDS (3), BENCH_TARGETS (direct,floor,service,peer),
+// BENCH_WORKLOADS (all), BENCH_PROFILE=1 (service under node --cpu-prof into bench/.work/gateway/profile).
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { writeSection } from "../results"
+import { median, type Request, timeToFirstByte, wrk, type WrkResult } from "./load"
+import { installPeer, peerHeaders, peerVersion } from "./peer"
+import { cpuSeconds, freePort, peakRssMb, pinning, processTree, start, type Started, stop, waitForPort } from "./processes"
+
+const root = path.resolve(import.meta.dirname, "../..")
+const work = path.join(root, "bench/.work/gateway")
+const seconds = Number(process.env.BENCH_SECONDS ?? "4")
+const warmup = Number(process.env.BENCH_WARMUP ?? "1")
+const rounds = Number(process.env.BENCH_ROUNDS ?? "3")
+const connectionCounts = [1, 32] as const
+const adminToken = "bench-admin-token-0123456789"
+
+type TargetName = "direct" | "floor" | "service" | "peer"
+const allTargets: ReadonlyArray<TargetName> = ["direct", "floor", "service", "peer"]
+const targets = allTargets.filter((t) => (process.env.BENCH_TARGETS ?? allTargets.join(",")).split(",").includes(t))
+
+interface Workload {
+  readonly name: string
+  readonly stream: boolean
+  readonly request: (target: TargetName) => Request | undefined
+}
+
+/** 20 output tokens, one per chunk: a streamed answer has 20 content chunks. */
+const prompt = "Say something short. [simulator output_tokens=20 chunk_tokens=1]"
+
+const ensureWrk = (): void => {
+  try {
+    execFileSync("wrk", ["--version"], { stdio: "ignore" })
+  } catch (error) {
+    // wrk --version exits 1 after printing; only a missing binary is a problem.
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") return
+    if (process.getuid?.() !== 0) throw new Error("wrk is not installed: apt-get install -y wrk")
+    execFileSync("apt-get", ["install", "-y", "wrk"], { stdio: "inherit" })
+  }
+}
+
+const json = async (url: string, body: unknown, method = "POST"): Promise<Record<string, unknown>> => {
+  const response = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+  if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${await response.text()}`)
+  return (await response.json()) as Record<string, unknown>
+}
+
+const unbound = { requestsPerMinute: 100_000_000, tokensPerMinute: 1_000_000_000 }
+
+/** A workspace whose limits are on but never binding, and a key of it. */
+const provision = async (serviceUrl: string): Promise<string> => {
+  const workspace = await json(`${serviceUrl}/admin/workspaces`, {
+    name: "gateway-bench",
+    settings: {
+      rateLimits: {
+        families: { chat_completions: unbound, embeddings: unbound, messages: unbound },
+        models: { "chatgen-4o": unbound, "assistantmodel-sonnet-4-5-20250929": unbound, "text-embedding-ada-002": unbound }
+      }
+    }
+  })
+  const key = await json(`${serviceUrl}/admin/workspaces/${String(workspace.id)}/api-keys`, {
+    name: "bench",
+    scopes: ["COMPLETION_API"]
+  })
+  return String(key.key)
+}
+
+interface Measured {
+  readonly c1: Array<WrkResult>
+  readonly c32: Array<WrkResult>
+  readonly ttfb: Array<number>
+  readonly cpuMsPerRequest: Array<number>
+  rssMb: number
+}
+
+const main = async (): Promise<void> => {
+  fs.mkdirSync(work, { recursive: true })
+  const pin = pinning()
+  // The orchestrator (and the TTFB client in it) stays off the core under test.
+  if (pin.driver.length > 0) execFileSync("taskset", ["-p", "-c", "1", String(process.pid)], { stdio: "ignore" })
+  ensureWrk()
+  const peerEntry = targets.includes("peer") ? installPeer(path.join(root, "bench/.work/portkey")) : undefined
+
+  const ports = { simulator: await freePort(), floor: await freePort(), service: await freePort(), peer: await freePort() }
+  const simulatorUrl = `http://127.0.0.1:${ports.simulator}`
+  const node = process.execPath
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-bench-"))
+  const processes: Partial<Record<TargetName, Started>> = {}
+  const cleanup = async () => {
+    for (const started of Object.values(processes)) if (started !== undefined) await stop(started)
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  }
+
+  try {
+    processes.direct = start("simulator", [...pin.driver, node, "--import", "tsx", "src/simulator/main.ts"], {
+      cwd: root,
+      log: path.join(work, "simulator.log"),
+      env: { SIMULATOR_PORT: String(ports.simulator), SIMULATOR_HOST: "127.0.0.1", SIMULATOR_TOKENIZER: "approximate", SIMULATOR_CHUNK_TOKENS: "1" }
+    })
+    if (targets.includes("floor")) {
+      processes.floor = start("floor", [...pin.underTest, node, "--import", "tsx", "bench/gateway/floorProxy.ts"], {
+        cwd: root,
+        log: path.join(work, "floor.log"),
+        env: { FLOOR_PORT: String(ports.floor), FLOOR_UPSTREAM: simulatorUrl }
+      })
+    }
+    if (targets.includes("service")) {
+      const profile = process.env.BENCH_PROFILE === "1" ? ["--cpu-prof", "--cpu-prof-dir", path.join(work, "profile")] : []
+      processes.service = start("service", [...pin.underTest, node, ...profile, "--import", "tsx", "src/main.ts"], {
+        cwd: root,
+        // Per-request log lines are part of the cost: written at the default level, to /dev/null.
+        log: "/dev/null",
+        env: {
+          PORT: String(ports.service),
+          HOST: "127.0.0.1",
+          DATA_DIR: dataDir,
+          ADMIN_TOKEN: adminToken,
+          LOG_LEVEL: "info",
+          UPSTREAM_PROVIDER_A_EU_URL: simulatorUrl,
+          UPSTREAM_PROVIDER_A_EU_KEY: "bench",
+          UPSTREAM_PROVIDER_B_EU_URL: simulatorUrl,
+          UPSTREAM_PROVIDER_B_EU_KEY: "bench"
+        }
+      })
+    }
+    if (peerEntry !== undefined) {
+      processes.peer = start(
+        "peer",
+        [...pin.underTest, node, "--import", path.join(import.meta.dirname, "bindLoopback.mjs"), peerEntry, `--port=${ports.peer}`, "--headless"],
+        { cwd: path.dirname(peerEntry), log: path.join(work, "peer.log"), env: { NODE_ENV: "production" } }
+      )
+    }
+    for (const target of [...targets, "direct" as const]) await waitForPort(target === "direct" ? ports.simulator : ports[target], 120_000)
+    const apiKey = targets.includes("service") ? await provision(`http://127.0.0.1:${ports.service}`) : ""
+
+    const service = { authorization: `Bearer ${apiKey}` }
+    const chat = JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: prompt }] })
+    const chatStream = JSON.stringify({ model: "chatgen-4o", stream: true, messages: [{ role: "user", content: prompt }] })
+    const embeddings = JSON.stringify({ model: "text-embedding-ada-002", input: "The quick brown fox jumps over the lazy dog." })
+    const messages = JSON.stringify({
+      model: "assistantmodel-sonnet-4-5-20250929",
+      max_tokens: 100,
+      stream: true,
+      messages: [{ role: "user", content: prompt }]
+    })
+    const messagesHeaders = { "anthropic-version": "2023-06-01" }
+    const plain = (p: string, body: string, headers: Record<string, string> = {}) => ({ path: p, body, headers })
+    const allWorkloads: ReadonlyArray<Workload> = [
+      {
+        name: "chat completion JSON",
+        stream: false,
+        request: (t) =>
+          t === "service" ? plain("/provider_a/eu/v1/chat/completions", chat, service)
+          : t === "peer" ? plain("/v1/chat/completions", chat, peerHeaders(simulatorUrl, "openai"))
+          : plain("/v1/chat/completions", chat)
+      },
+      {
+        name: "chat completion stream (20 chunks)",
+        stream: true,
+        request: (t) =>
+          t === "service" ? plain("/provider_a/eu/v1/chat/completions", chatStream, service)
+          : t === "peer" ? plain("/v1/chat/completions", chatStream, peerHeaders(simulatorUrl, "openai"))
+          : plain("/v1/chat/completions", chatStream)
+      },
+      {
+        name: "embeddings",
+        stream: false,
+        request: (t) =>
+          t === "service" ? plain("/provider_a/eu/v1/embeddings", embeddings, service)
+          : t === "peer" ? plain("/v1/embeddings", embeddings, peerHeaders(simulatorUrl, "openai"))
+          : plain("/v1/embeddings", embeddings)
+      },
+      {
+        name: "messages stream (20 chunks)",
+        stream: true,
+        request: (t) =>
+          t === "service" ? plain("/provider_b/eu/v1/messages", messages, { ...service, ...messagesHeaders })
+          : t === "peer" ? plain("/v1/messages", messages, { ...peerHeaders(simulatorUrl, "anthropic"), ...messagesHeaders })
+          : plain("/v1/messages", messages, messagesHeaders)
+      }
+    ]
+    const workloads = allWorkloads.filter((w) => process.env.BENCH_WORKLOADS === undefined || process.env.BENCH_WORKLOADS.split(",").some((n) => w.name.startsWith(n)))
+
+    const urlOf = (t: TargetName) => `http://127.0.0.1:${t === "direct" ? ports.simulator : ports[t]}`
+    const results = new Map<string, Measured>()
+    const slot = (w: Workload, t: TargetName): Measured => {
+      const key = `${w.name}|${t}`
+      const existing = results.get(key)
+      if (existing !== undefined) return existing
+      const fresh: Measured = { c1: [], c32: [], ttfb: [], cpuMsPerRequest: [], rssMb: Number.NaN }
+      results.set(key, fresh)
+      return fresh
+    }
+    const probe = async (t: TargetName, request: Request): Promise<string | undefined> => {
+      const answer = await fetch(urlOf(t) + request.path, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...request.headers },
+        body: request.body
+      })
+      const text = await answer.text()
+      return answer.status === 200 ? undefined : `${answer.status} ${text.slice(0, 200)}`
+    }
+    // A target that cannot answer a workload is reported, not measured.
+    const broken = new Map<string, string>()
+    for (const w of workloads) {
+      for (const t of targets) {
+        const request = w.request(t)
+        const failure = request === undefined ? "not routed" : await probe(t, request)
+        if (failure !== undefined) {
+          broken.set(`${w.name}|${t}`, failure)
+          process.stdout.write(`! ${t} / ${w.name}: ${failure}\n`)
+        }
+      }
+    }
+
+    for (let round = 1; round <= rounds; round++) {
+      for (const w of workloads) {
+        for (const connections of connectionCounts) {
+          for (const t of targets) {
+            const request = w.request(t)
+            if (request === undefined || broken.has(`${w.name}|${t}`)) continue
+            const target = processes[t]!
+            if (warmup > 0) await wrk(pin.driver, work, urlOf(t), request, connections, warmup)
+            const tree = processTree(target.pid)
+            const cpuBefore = cpuSeconds(tree)
+            const result = await wrk(pin.driver, work, urlOf(t), request, connections, seconds)
+            const cpuAfter = cpuSeconds(tree)
+            const m = slot(w, t)
+            ;(connections === 1 ? m.c1 : m.c32).push(result)
+            if (connections === 32) m.cpuMsPerRequest.push(((cpuAfter - cpuBefore) * 1000) / result.requests)
+            m.rssMb = peakRssMb(target.pid)
+            if (connections === 1 && w.stream) m.ttfb.push(await timeToFirstByte(urlOf(t), request, Math.min(2, seconds)))
+            process.stdout.write(
+              `round ${round} ${w.name} c=${connections} ${t}: ${result.rps.toFixed(0)} rps p50 ${result.p50Ms.toFixed(3)} ms` +
+                ` p99 ${result.p99Ms.toFixed(3)} ms${result.errors > 0 ? ` errors ${result.errors}` : ""}\n`
+            )
+          }
+        }
+      }
+    }
+
+    const versions = {
+      node: process.version,
+      wrk: (() => {
+        try {
+          return execFileSync("dpkg-query", ["-W", "-f=${Version}", "wrk"], { encoding: "utf8" })
+        } catch {
+          return "?"
+        }
+      })(),
+      peer: peerVersion
+    }
+    fs.writeFileSync(path.join(work, "results.json"), JSON.stringify({ results: Object.fromEntries(results), broken: Object.fromEntries(broken) }, null, 2))
+    const body = report({ workloads, results, broken, versions, note: pin.note })
+    process.stdout.write(`\n${body}\n`)
+    if (process.env.BENCH_WRITE !== "0") writeSection("Gateway", body)
+  } finally {
+    await cleanup()
+  }
+
+  function report(input: {
+    workloads: ReadonlyArray<Workload>
+    results: Map<string, Measured>
+    broken: Map<string, string>
+    versions: Record<string, string>
+    note: string
+  }): string {
+    const f = (n: number, digits = 2) => (Number.isNaN(n) ? "–" : n.toFixed(digits))
+    const med = (xs: ReadonlyArray<WrkResult>, pick: (r: WrkResult) => number) => median(xs.map(pick))
+    const cpu = os.cpus()[0]?.model ?? "?"
+    const lines = [
+      `Date: ${new Date().toISOString().slice(0, 10)}. Machine: ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Linux ${os.release()}.`,
+      `Versions: Node ${input.versions.node}, wrk ${input.versions.wrk}, peer gateway @portkey-ai/gateway ${input.versions.peer} (with @hono/node-server 1.13.5, hono 4.9.7).`,
+      `Setup: ${input.note}. Simulator with zero delay, 20 output tokens (20 content chunks when streamed). ` +
+        `Interleaved rounds: ${rounds} × (${warmup} s warm-up + ${seconds} s) per target, workload and connection count; medians reported. ` +
+        `The service runs with auth, validation, rate limiting (limits raised, not binding) and usage recording on, logging at info to /dev/null. ` +
+        `CPU per request: user+system time of the process under test and its children (the service's embedded PostgreSQL) over the 32-connection run. ` +
+        `Peak RSS: the process's VmHWM at the end of the run (one process per target for the whole run).`,
+      "",
+      "| workload | target | rps c=1 | p50 / p99 ms c=1 | added p50 ms | TTFB p50 ms | added TTFB ms | rps c=32 | p50 / p99 ms c=32 | × floor c=32 | CPU ms/req | × floor CPU | peak RSS MB |",
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    ]
+    for (const w of input.workloads) {
+      const direct = input.results.get(`${w.name}|direct`)
+      const floor = input.results.get(`${w.name}|floor`)
+      for (const t of targets) {
+        const failure = input.broken.get(`${w.name}|${t}`)
+        if (failure !== undefined) {
+          lines.push(`| ${w.name} | ${t} | not measured: ${failure.replaceAll("|", "/").replaceAll("\n", " ")} ||||||||||| `)
+          continue
+        }
+        const m = input.results.get(`${w.name}|${t}`)
+        if (m === undefined) continue
+        const p50 = med(m.c1, (r) => r.p50Ms)
+        const ttfb = median(m.ttfb)
+        const rps32 = med(m.c32, (r) => r.rps)
+        const cpuReq = median(m.cpuMsPerRequest)
+        const added = direct === undefined || t === "direct" ? Number.NaN : p50 - med(direct.c1, (r) => r.p50Ms)
+        const addedTtfb = direct === undefined || t === "direct" || !w.stream ? Number.NaN : ttfb - median(direct.ttfb)
+        const ratio = floor === undefined ? Number.NaN : rps32 / med(floor.c32, (r) => r.rps)
+        const cpuRatio = floor === undefined || t === "direct" ? Number.NaN : cpuReq / median(floor.cpuMsPerRequest)
+        const errors = [...m.c1, ...m.c32].reduce((sum, r) => sum + r.errors, 0)
+        lines.push(
+          `| ${w.name} | ${t}${errors > 0 ? ` (${errors} errors)` : ""} | ${f(med(m.c1, (r) => r.rps), 0)} | ${f(p50, 3)} / ${f(med(m.c1, (r) => r.p99Ms), 3)} | ${f(added, 3)} | ` +
+            `${w.stream ? f(ttfb, 3) : "–"} | ${f(addedTtfb, 3)} | ${f(rps32, 0)} | ${f(med(m.c32, (r) => r.p50Ms))} / ${f(med(m.c32, (r) => r.p99Ms))} | ` +
+            `${f(ratio)} | ${f(cpuReq, 3)} | ${f(cpuRatio)} | ${f(m.rssMb, 0)} |`
+        )
+      }
+    }
+    lines.push("", ...targetLines(input.workloads, input.results))
+    const notes = path.join(import.meta.dirname, "notes.md")
+    if (fs.existsSync(notes)) lines.push("", fs.readFileSync(notes, "utf8").trim())
+    return lines.join("\n")
+  }
+
+  /** The issue's targets for the service, on this machine: added latency, throughput and CPU against the floor. */
+  function targetLines(workloads: ReadonlyArray<Workload>, results: Map<string, Measured>): Array<string> {
+    const get = (w: Workload, t: TargetName) => results.get(`${w.name}|${t}`)
+    const out = ["Targets (service):", ""]
+    for (const w of workloads) {
+      const [direct, floor, service] = [get(w, "direct"), get(w, "floor"), get(w, "service")]
+      if (direct === undefined || floor === undefined || service === undefined) continue
+      const added = w.stream
+        ? median(service.ttfb) - median(direct.ttfb)
+        : median(service.c1.map((r) => r.p50Ms)) - median(direct.c1.map((r) => r.p50Ms))
+      const ratio = median(service.c32.map((r) => r.rps)) / median(floor.c32.map((r) => r.rps))
+      const cpu = median(service.cpuMsPerRequest) / median(floor.cpuMsPerRequest)
+      const verdict = (ok: boolean) => (ok ? "met" : "NOT met")
+      out.push(
+        `- ${w.name}: added ${w.stream ? "time to first byte" : "p50"} at 1 connection ${added.toFixed(3)} ms (target < 0.5: ${verdict(added < 0.5)}); ` +
+          `throughput at 32 connections ${ratio.toFixed(2)}× the floor (target ≥ 0.4: ${verdict(ratio >= 0.4)}); ` +
+          `CPU per request ${cpu.toFixed(2)}× the floor (target < 2.5: ${verdict(cpu < 2.5)})`
+      )
+    }
+    return out
+  }
+}
+
+await main()
