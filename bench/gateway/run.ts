@@ -231,8 +231,10 @@ const main = async (): Promise<void> => {
             if (warmup > 0) await wrk(pin.driver, work, urlOf(t), request, connections, warmup)
             const tree = processTree(target.pid)
             const cpuBefore = cpuSeconds(tree)
+            const ownBefore = cpuSeconds([target.pid])
             const result = await wrk(pin.driver, work, urlOf(t), request, connections, seconds)
             const cpuAfter = cpuSeconds(tree)
+            const ownMsPerRequest = ((cpuSeconds([target.pid]) - ownBefore) * 1000) / result.requests
             const m = slot(w, t)
             ;(connections === 1 ? m.c1 : m.c32).push(result)
             if (connections === 32) m.cpuMsPerRequest.push(((cpuAfter - cpuBefore) * 1000) / result.requests)
@@ -240,7 +242,8 @@ const main = async (): Promise<void> => {
             if (connections === 1 && w.stream) m.ttfb.push(await timeToFirstByte(urlOf(t), request, Math.min(2, seconds)))
             process.stdout.write(
               `round ${round} ${w.name} c=${connections} ${t}: ${result.rps.toFixed(0)} rps p50 ${result.p50Ms.toFixed(3)} ms` +
-                ` p99 ${result.p99Ms.toFixed(3)} ms${result.errors > 0 ? ` errors ${result.errors}` : ""}\n`
+                ` p99 ${result.p99Ms.toFixed(3)} ms cpu ${(((cpuAfter - cpuBefore) * 1000) / result.requests).toFixed(3)} ms/req` +
+                ` (own process ${ownMsPerRequest.toFixed(3)})${result.errors > 0 ? ` errors ${result.errors}` : ""}\n`
             )
           }
         }

@@ -22,22 +22,38 @@ export interface SseEvent {
 export const encodeSseEvent = ({ data, event }: SseEvent): string =>
   `${event === undefined ? "" : `event: ${event}\n`}${data.split("\n").map((line) => `data: ${line}`).join("\n")}\n\n`
 
+/** Decodes bytes into events as they complete; keeps what an unfinished event has so far. */
+export interface SseDecoder {
+  readonly feed: (bytes: Uint8Array) => ReadonlyArray<SseEvent>
+}
+
 /**
- * Decodes a byte stream into events as they complete, whatever the chunk boundaries (any of the
- * three line endings, comments dropped). A trailing event without its blank line is dropped, as
- * the client libraries do.
+ * Decodes events whatever the chunk boundaries (any of the three line endings, comments dropped).
+ * A trailing event without its blank line is never completed, as the client libraries do.
  */
-export const decodeSse = <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<SseEvent, E, R> =>
-  Stream.suspend(() => {
-    const decoder = new TextDecoder()
-    let pending: Array<SseEvent> = []
-    const parser = createParser({
-      onEvent: (message) => void pending.push(message.event === undefined ? { data: message.data } : { event: message.event, data: message.data })
-    })
-    return Stream.mapChunks(bytes, (chunk) => {
-      for (const piece of chunk) parser.feed(decoder.decode(piece, { stream: true }))
+export const sseDecoder = (): SseDecoder => {
+  const text = new TextDecoder()
+  let pending: Array<SseEvent> = []
+  const parser = createParser({
+    onEvent: (message) => void pending.push(message.event === undefined ? { data: message.data } : { event: message.event, data: message.data })
+  })
+  return {
+    feed: (bytes) => {
+      parser.feed(text.decode(bytes, { stream: true }))
       const events = pending
       pending = []
+      return events
+    }
+  }
+}
+
+/** A byte stream as the events it carries (see sseDecoder). */
+export const decodeSse = <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<SseEvent, E, R> =>
+  Stream.suspend(() => {
+    const decoder = sseDecoder()
+    return Stream.mapChunks(bytes, (chunk) => {
+      const events: Array<SseEvent> = []
+      for (const piece of chunk) events.push(...decoder.feed(piece))
       return Chunk.unsafeFromArray(events)
     })
   })

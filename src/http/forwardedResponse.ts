@@ -1,25 +1,42 @@
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, Stream } from "effect"
-import { type Forwarded, ForwardFailure, type StreamBroken } from "../services/Forwarder"
+import { Effect, FiberRef } from "effect"
+import type * as http from "node:http"
+import { type Forwarded, ForwardFailure, type StreamSink } from "../services/Forwarder"
+import { currentRequestId } from "./currentRequestId"
 import { type ErrorFormat, type FormatErrors, problemAs } from "./errorFormat"
 
-/**
- * After the first byte a failure cannot change the status: the in-band error event is written, and
- * then the connection is destroyed rather than ended, so that no client takes the cut stream for a
- * complete one (a clean end of a chunked body would look like success).
- */
-const cutAfter = (broken: StreamBroken) =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    Effect.async<void>((resume) => {
-      const response = NodeHttpServerRequest.toServerResponse(request)
-      response.write(broken.inBandError, () => {
-        response.destroy()
-        resume(Effect.void)
-      })
-    }))
+const streamHeaders = { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" }
 
-const streamHeaders = { "cache-control": "no-cache", "x-accel-buffering": "no" }
+/** The client's connection as a stream sink. */
+const sinkOf = (response: http.ServerResponse): StreamSink => ({
+  write: (text) => response.write(text),
+  onDrain: (resume) => void response.once("drain", resume),
+  end: () => void response.end(),
+  cut: (inBandError, afterCut) =>
+    void response.write(inBandError, () => {
+      response.destroy()
+      // Marks the response ended, so the server does not try to answer it again.
+      response.end()
+      afterCut()
+    })
+})
+
+/**
+ * A stream is written straight to the connection (the server's own stream bodies cost more CPU
+ * than the rest of the request); the server then finds the response ended and leaves it. The
+ * request id headers are set here, as the request-context middleware would on other answers.
+ */
+const relayed = (request: HttpServerRequest.HttpServerRequest, answer: Extract<Forwarded, { _tag: "Stream" }>) =>
+  Effect.flatMap(FiberRef.get(currentRequestId), (requestId) => {
+    const response = NodeHttpServerRequest.toServerResponse(request)
+    response.writeHead(200, {
+      ...streamHeaders,
+      ...answer.headers,
+      ...(requestId === undefined ? {} : { "x-request-id": requestId, "request-id": requestId })
+    })
+    return Effect.as(answer.relay(sinkOf(response)), HttpServerResponse.empty({ status: 200 }))
+  })
 
 /** Answers with what was forwarded, or with the endpoint's own error (and the upstream's retry hints). */
 export const respond = <F extends ErrorFormat>(
@@ -28,16 +45,10 @@ export const respond = <F extends ErrorFormat>(
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, FormatErrors[F], HttpServerRequest.HttpServerRequest> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     forwarded.pipe(
-      Effect.map((answer) =>
+      Effect.flatMap((answer) =>
         answer._tag === "Json"
-          ? HttpServerResponse.uint8Array(answer.body, { contentType: "application/json", headers: answer.headers })
-          : HttpServerResponse.stream(
-            answer.events.pipe(
-              Stream.catchAll((broken) => Stream.execute(cutAfter(broken))),
-              Stream.provideService(HttpServerRequest.HttpServerRequest, request)
-            ),
-            { contentType: "text/event-stream", headers: { ...streamHeaders, ...answer.headers } }
-          )
+          ? Effect.succeed(HttpServerResponse.uint8Array(answer.body, { contentType: "application/json", headers: answer.headers }))
+          : relayed(request, answer)
       ),
       Effect.catchTag("ForwardFailure", ({ headers, problem }) =>
         Effect.zipRight(

@@ -1,13 +1,13 @@
-import { Chunk, Context, Data, Effect, Exit, Layer, Option, Stream } from "effect"
+import { Context, Data, Effect, Exit, Layer, Option } from "effect"
 import { answerableStatus } from "../api/errors/statusVariants"
 import type { Problem } from "../domain/problem"
 import { billedOutputTokens, emptyTally, parseJson, type Protocol } from "../domain/protocols/protocol"
-import { decodeSse, encodeSseEvent, type SseEvent } from "../domain/sse"
+import { encodeSseEvent, type SseEvent, sseDecoder } from "../domain/sse"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import type { Principal } from "./AuthService"
 import { Prices } from "./Prices"
 import { type Admission, RateLimits } from "./RateLimits"
-import { UpstreamClient, UpstreamFailure, type UpstreamResponse } from "./UpstreamClient"
+import { classify, readBody, UpstreamClient, UpstreamFailure, type UpstreamResponse } from "./UpstreamClient"
 import { type ApiRequestRecord, UsageRecorder } from "./UsageRecorder"
 import { type Provider, type UpstreamTarget, Upstreams } from "./Upstreams"
 
@@ -17,15 +17,27 @@ export class ForwardFailure extends Data.TaggedError("ForwardFailure")<{
   readonly headers: Readonly<Record<string, string>>
 }> {}
 
-/** A stream that failed after its first byte: the protocol's in-band error, after which the connection is cut. */
-export class StreamBroken extends Data.TaggedError("StreamBroken")<{ readonly inBandError: string }> {}
+/** Where a relayed stream goes: the client's connection, after the status and headers. */
+export interface StreamSink {
+  /** Sends text; false when the client's buffer is full and reading should wait for `onDrain`. */
+  readonly write: (text: string) => boolean
+  readonly onDrain: (resume: () => void) => void
+  /** The clean end of the stream. */
+  readonly end: () => void
+  /**
+   * After the first byte a failure cannot change the status: the protocol's in-band error is sent,
+   * then the connection is cut (a clean end would look like success); `afterCut` runs once it is.
+   */
+  readonly cut: (inBandError: string, afterCut: () => void) => void
+}
 
 export type Forwarded =
   | { readonly _tag: "Json"; readonly body: Uint8Array; readonly headers: Readonly<Record<string, string>> }
   | {
     readonly _tag: "Stream"
-    readonly events: Stream.Stream<Uint8Array, StreamBroken>
     readonly headers: Readonly<Record<string, string>>
+    /** Relays the upstream's events into the sink as they arrive; done when the stream ended or was cut. */
+    readonly relay: (sink: StreamSink) => Effect.Effect<void>
   }
 
 export interface ForwardInput {
@@ -88,21 +100,6 @@ const upstreamErrorProblem = (protocol: Protocol, status: number, body: string):
   }
   return { status: 502, code: "upstream_error", message: `The upstream provider failed (status ${status}).` }
 }
-
-const readAll = (body: Stream.Stream<Uint8Array, UpstreamFailure>) =>
-  Stream.runFold(body, { chunks: [] as Array<Uint8Array>, size: 0 }, (acc, chunk) => {
-    acc.chunks.push(chunk)
-    acc.size += chunk.length
-    return acc
-  }).pipe(
-    Effect.flatMap(({ chunks, size }) =>
-      size > maxJsonBytes
-        ? Effect.fail(new UpstreamFailure({ kind: "malformed", detail: `answer of ${size} bytes` }))
-        : Effect.succeed(Buffer.concat(chunks, size))
-    )
-  )
-
-const encoder = new TextEncoder()
 
 /**
  * Sends a validated request upstream and relays the answer: JSON whole, streams event by event as
@@ -167,7 +164,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         response: UpstreamResponse,
         headers: Record<string, string>
       ) =>
-        readAll(response.body).pipe(
+        readBody(response.body, maxJsonBytes).pipe(
           Effect.flatMap((bytes) => {
             const usage = input.protocol.usageOfBody(parseJson(bytes.toString("utf8")))
             return usage === undefined
@@ -186,41 +183,66 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         started: number,
         response: UpstreamResponse,
         headers: Record<string, string>
-      ) => {
+      ): Forwarded => {
         const tally = emptyTally(input.estimatedInputTokens)
-        let failedMidway = false
-        // Events read with a bad one, before it: they still reach the client, ahead of the error.
-        let unsent = ""
-        const relay = input.relayEvent ?? ((event: SseEvent) => event)
-        const events = decodeSse(response.body).pipe(
-          Stream.mapChunksEffect((chunk) => {
-            let text = ""
-            for (const event of chunk) {
-              if (!input.protocol.observe(event, tally)) {
-                unsent = text
-                return Effect.fail(new UpstreamFailure({ kind: "malformed", detail: "stream event not valid for the protocol" }))
-              }
-              const relayed = relay(event)
-              if (relayed !== undefined) text += encodeSseEvent(relayed)
+        const relayEvent = input.relayEvent ?? ((event: SseEvent) => event)
+        // Node events rather than an Effect Stream: this runs for every chunk of every stream.
+        const pump = (sink: StreamSink) =>
+          Effect.async<"completed" | "failed">((resume) => {
+            const body = response.body
+            const decoder = sseDecoder()
+            let done = false
+            const finish = (outcome: "completed" | "failed") => {
+              done = true
+              resume(Effect.succeed(outcome))
             }
-            // One write per upstream chunk, however many events it held.
-            return Effect.succeed(text === "" ? Chunk.empty<Uint8Array>() : Chunk.of(encoder.encode(text)))
-          }),
-          Stream.catchAll((failure) => {
-            failedMidway = true
-            const inBandError = input.protocol.streamError(tally.upstreamError ?? failureProblem(failure))
-            return Stream.fail(new StreamBroken({ inBandError: unsent + inBandError }))
-          }),
-          Stream.ensuringWith((exit) =>
-            record(input, admission, started, {
-              status: 200,
-              outcome: Exit.isInterrupted(exit) ? "cancelled" : failedMidway || Exit.isFailure(exit) ? "failed" : "completed",
-              inputTokens: tally.inputTokens,
-              outputTokens: billedOutputTokens(tally)
+            /** Events read before the failure (`unsent`) still reach the client, ahead of the error. */
+            const fail = (failure: UpstreamFailure, unsent: string) => {
+              done = true
+              body.destroy()
+              sink.cut(unsent + input.protocol.streamError(tally.upstreamError ?? failureProblem(failure)), () =>
+                resume(Effect.succeed("failed" as const)))
+            }
+            body.on("data", (chunk: Buffer) => {
+              if (done) return
+              let text = ""
+              for (const event of decoder.feed(chunk)) {
+                if (!input.protocol.observe(event, tally)) {
+                  return fail(new UpstreamFailure({ kind: "malformed", detail: "stream event not valid for the protocol" }), text)
+                }
+                const relayed = relayEvent(event)
+                if (relayed !== undefined) text += encodeSseEvent(relayed)
+              }
+              // One write per upstream chunk, however many events it held.
+              if (text !== "" && !sink.write(text)) {
+                body.pause()
+                sink.onDrain(() => body.resume())
+              }
             })
+            body.once("end", () => {
+              if (done) return
+              sink.end()
+              finish("completed")
+            })
+            body.on("error", (cause) => {
+              if (!done) fail(classify(cause), "")
+            })
+            // The client went away: the upstream exchange ends too.
+            return Effect.sync(() => body.destroy())
+          })
+        const relay = (sink: StreamSink) =>
+          pump(sink).pipe(
+            Effect.onExit((exit) =>
+              record(input, admission, started, {
+                status: 200,
+                outcome: Exit.isSuccess(exit) ? exit.value : "cancelled",
+                inputTokens: tally.inputTokens,
+                outputTokens: billedOutputTokens(tally)
+              })
+            ),
+            Effect.asVoid
           )
-        )
-        return Effect.succeed<Forwarded>({ _tag: "Stream", events, headers })
+        return { _tag: "Stream", headers, relay }
       }
 
       return {
@@ -251,7 +273,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             }).pipe(Effect.catchTag("UpstreamFailure", (failure) => refuse(input, admission, started, failureProblem(failure))))
             const headers = { ...admission.headers, ...pickHeaders(response.headers), ...simulatedHeader(target) }
             if (response.status >= 300) {
-              const body = yield* readAll(response.body).pipe(
+              const body = yield* readBody(response.body, maxJsonBytes).pipe(
                 Effect.map((bytes) => bytes.toString("utf8")),
                 Effect.orElseSucceed(() => "")
               )
@@ -259,12 +281,12 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             }
             const contentType = String(response.headers["content-type"] ?? "")
             if (input.stream !== contentType.includes("text/event-stream")) {
-              yield* Stream.runDrain(response.body).pipe(Effect.ignore)
+              yield* readBody(response.body, maxJsonBytes).pipe(Effect.ignore)
               return yield* refuse(input, admission, started, failureProblem(new UpstreamFailure({ kind: "malformed", detail: contentType })))
             }
-            return yield* (input.stream
+            return input.stream
               ? relayStream(input, admission, started, response, headers)
-              : relayJson(input, admission, started, response, headers))
+              : yield* relayJson(input, admission, started, response, headers)
           })
       }
     })

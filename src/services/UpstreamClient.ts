@@ -1,4 +1,5 @@
-import { Context, Data, Effect, Layer, Redacted, Stream } from "effect"
+import { Context, Data, Effect, Layer, Redacted } from "effect"
+import type { Readable } from "node:stream"
 import { Pool, errors as undiciErrors } from "undici"
 import { AppConfig } from "../config"
 import type { Provider, UpstreamTarget } from "./Upstreams"
@@ -12,8 +13,12 @@ export class UpstreamFailure extends Data.TaggedError("UpstreamFailure")<{
 export interface UpstreamResponse {
   readonly status: number
   readonly headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
-  /** The body as it arrives; consuming it to the end, or stopping early, releases the connection. */
-  readonly body: Stream.Stream<Uint8Array, UpstreamFailure>
+  /**
+   * The body as it arrives (a Node stream: Effect's Stream costs about 0.5 ms of CPU per response
+   * here, more than the whole rest of a forwarded request). Reading it to the end releases the
+   * connection; destroying it ends the upstream exchange. Its errors go through `classify`.
+   */
+  readonly body: Readable
 }
 
 export interface UpstreamRequest {
@@ -29,13 +34,35 @@ export interface UpstreamRequest {
 const authHeaders = (provider: Provider, key: Redacted.Redacted): Record<string, string> =>
   provider === "provider_b" ? { "x-api-key": Redacted.value(key) } : { authorization: `Bearer ${Redacted.value(key)}` }
 
-const classify = (cause: unknown): UpstreamFailure => {
+export const classify = (cause: unknown): UpstreamFailure => {
   if (cause instanceof undiciErrors.HeadersTimeoutError || cause instanceof undiciErrors.ConnectTimeoutError) {
     return new UpstreamFailure({ kind: "timeout", detail: cause.message })
   }
   if (cause instanceof undiciErrors.BodyTimeoutError) return new UpstreamFailure({ kind: "timeout", detail: cause.message })
   return new UpstreamFailure({ kind: "unreachable", detail: cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause) })
 }
+
+/** The whole body, refused beyond maxBytes; interrupting the read ends the upstream exchange. */
+export const readBody = (body: Readable, maxBytes: number): Effect.Effect<Buffer, UpstreamFailure> =>
+  Effect.async((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    let done = false
+    const finish = (result: Effect.Effect<Buffer, UpstreamFailure>) => {
+      if (done) return
+      done = true
+      resume(result)
+    }
+    body.on("data", (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= maxBytes) return void chunks.push(chunk)
+      body.destroy()
+      finish(Effect.fail(new UpstreamFailure({ kind: "malformed", detail: `answer of more than ${maxBytes} bytes` })))
+    })
+    body.once("end", () => finish(Effect.succeed(Buffer.concat(chunks, size))))
+    body.on("error", (cause) => finish(Effect.fail(classify(cause))))
+    return Effect.sync(() => body.destroy())
+  })
 
 /**
  * One keep-alive connection pool per upstream origin. Connect, first-byte and idle timeouts are
@@ -87,13 +114,7 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
                   signal
                 })
                 .then(
-                  ({ body, headers, statusCode }) => {
-                    const stream = Stream.fromAsyncIterable(body as AsyncIterable<Uint8Array>, classify).pipe(
-                      // Stopping early (client gone, error relayed) destroys the body and so the upstream exchange.
-                      Stream.ensuring(Effect.sync(() => body.destroy()))
-                    )
-                    resume(Effect.succeed({ status: statusCode, headers, body: stream }))
-                  },
+                  ({ body, headers, statusCode }) => resume(Effect.succeed({ status: statusCode, headers, body })),
                   (cause: unknown) => resume(Effect.fail(classify(cause)))
                 )
             })
