@@ -14,6 +14,7 @@ import {
   ProviderBAuthLive,
   ProviderCAuthLive
 } from "./http/authMiddleware"
+import { ForwardingLane } from "./http/forwardingLane"
 import { HttpServerLive } from "./http/server"
 import { ApiKeys } from "./services/ApiKeys"
 import { AuthService } from "./services/AuthService"
@@ -75,10 +76,18 @@ const ApiLive = Layer.unwrapEffect(
   Layer.provide([AdminAuthLive, ExportAuthLive, ProviderAAuthLive, ProviderBAuthLive, ProviderCAuthLive])
 )
 
-/** The whole service: HTTP server, API, services, database. Needs only AppConfig. */
-export const AppLive = HttpServerLive.pipe(
-  Layer.provide(ApiLive),
-  Layer.provide(ForwardingLive),
-  Layer.provide(UsageExportsLive),
-  Layer.provideMerge(ServicesLive)
-)
+/** HTTP server, API, services, database, with the given forwarding lane. Needs only AppConfig. */
+const appWith = <E, R>(lane: Layer.Layer<ForwardingLane, E, R>) =>
+  HttpServerLive.pipe(
+    Layer.provide(ApiLive),
+    Layer.provide(lane),
+    Layer.provide(ForwardingLive),
+    Layer.provide(UsageExportsLive),
+    Layer.provideMerge(ServicesLive)
+  )
+
+/** The whole service. */
+export const AppLive = appWith(ForwardingLane.layer)
+
+/** The same service with every request answered by the HttpApi app: what the forwarding lane is tested against. */
+export const AppWithoutLaneLive = appWith(ForwardingLane.none)

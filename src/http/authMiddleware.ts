@@ -4,7 +4,7 @@ import * as crypto from "node:crypto"
 import { AppConfig } from "../config"
 import type { Scope } from "../domain/apiKey"
 import { AdminAuth, ExportAuth, ProviderAAuth, ProviderBAuth, ProviderCAuth } from "../api/security"
-import { AuthService } from "../services/AuthService"
+import { AuthService, type Principal } from "../services/AuthService"
 import { LocalSecrets } from "../services/LocalSecrets"
 import { RateLimits } from "../services/RateLimits"
 import { type ErrorFormat, problemAs, type Problem } from "./errorFormat"
@@ -19,12 +19,11 @@ export const bearerToken = (headers: Readonly<Record<string, string | undefined>
  * The key a request carries. The messages protocol's libraries may send it as `x-api-key`; when a
  * request carries two different keys we refuse rather than guess which one was meant.
  */
-const presentedKey = (allowXApiKey: boolean) =>
-  Effect.map(HttpServerRequest.HttpServerRequest, (request): { readonly key: string | undefined; readonly conflict: boolean } => {
-    const bearer = bearerToken(request.headers)
-    const alternative = allowXApiKey ? request.headers["x-api-key"]?.trim() || undefined : undefined
-    return { key: bearer ?? alternative, conflict: bearer !== undefined && alternative !== undefined && bearer !== alternative }
-  })
+const presentedKey = (headers: Readonly<Record<string, string | undefined>>, allowXApiKey: boolean) => {
+  const bearer = bearerToken(headers)
+  const alternative = allowXApiKey ? headers["x-api-key"]?.trim() || undefined : undefined
+  return { key: bearer ?? alternative, conflict: bearer !== undefined && alternative !== undefined && bearer !== alternative }
+}
 
 const conflicting: Problem = {
   status: 401,
@@ -32,28 +31,34 @@ const conflicting: Problem = {
   message: "The request carries two different API keys (Authorization and x-api-key). Send one."
 }
 
+/** The caller of a request with these headers, or why not (401, or 503 when keys cannot be checked). */
+export const checkKey = (
+  auth: AuthService["Type"],
+  headers: Readonly<Record<string, string | undefined>>,
+  scope: Scope,
+  allowXApiKey: boolean
+): Effect.Effect<Principal, Problem> => {
+  const { conflict, key } = presentedKey(headers, allowXApiKey)
+  return conflict
+    ? Effect.fail(conflicting)
+    : auth.authenticate(key, scope).pipe(
+      Effect.catchTags({
+        AuthFailure: (failure) =>
+          Effect.fail<Problem>({
+            status: 401,
+            code: failure.reason === "scope" ? "insufficient_scope" : "invalid_api_key",
+            message: failure.description
+          }),
+        StorageFailure: () =>
+          Effect.fail<Problem>({ status: 503, code: "unavailable", message: "The service cannot check API keys right now. Retry shortly." })
+      })
+    )
+}
+
 const authenticate = <F extends ErrorFormat>(format: F, scope: Scope, allowXApiKey = false) =>
   Effect.map(AuthService, (auth) => () =>
-    Effect.flatMap(presentedKey(allowXApiKey), ({ conflict, key }) =>
-      conflict
-        ? Effect.fail(problemAs(format, conflicting))
-        : auth.authenticate(key, scope).pipe(
-          Effect.catchTags({
-            AuthFailure: (failure) =>
-              Effect.fail(problemAs(format, {
-                status: 401,
-                code: failure.reason === "scope" ? "insufficient_scope" : "invalid_api_key",
-                message: failure.description
-              })),
-            StorageFailure: () =>
-              Effect.fail(problemAs(format, {
-                status: 503,
-                code: "unavailable",
-                message: "The service cannot check API keys right now. Retry shortly."
-              }))
-          })
-        )
-    ))
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      Effect.mapError(checkKey(auth, request.headers, scope, allowXApiKey), (problem) => problemAs(format, problem))))
 
 const withHeaders = (headers: Readonly<Record<string, string>>) =>
   HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))

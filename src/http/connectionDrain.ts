@@ -18,15 +18,16 @@ export const trackConnections = (server: http.Server) => {
     socket.once("close", () => inFlight.delete(socket))
     closeIfIdle(socket)
   })
-  server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
-    const socket = request.socket
-    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1)
-    response.once("close", () => {
-      inFlight.set(socket, Math.max(0, (inFlight.get(socket) ?? 1) - 1))
-      closeIfIdle(socket)
-    })
-  })
   return {
+    /** Counts a request on its connection until its response closes (call it for every request). */
+    track: (request: http.IncomingMessage, response: http.ServerResponse) => {
+      const socket = request.socket
+      inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1)
+      response.once("close", () => {
+        inFlight.set(socket, Math.max(0, (inFlight.get(socket) ?? 1) - 1))
+        closeIfIdle(socket)
+      })
+    },
     /** Stops keeping idle connections: closes them now, and busy ones when their responses end. */
     drain: () => {
       draining = true

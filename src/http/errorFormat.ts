@@ -1,8 +1,9 @@
-import { AdminError } from "../api/errors/adminError"
-import { ExportError } from "../api/errors/exportError"
-import { ProviderAError } from "../api/errors/providerAError"
-import { ProviderBError, providerBErrorType } from "../api/errors/providerBError"
-import { ProviderCError } from "../api/errors/providerCError"
+import { Schema } from "effect"
+import { AdminError, adminErrorSchema } from "../api/errors/adminError"
+import { ExportError, exportErrorSchema } from "../api/errors/exportError"
+import { ProviderAError, providerAErrorSchema } from "../api/errors/providerAError"
+import { ProviderBError, providerBErrorSchema, providerBErrorType } from "../api/errors/providerBError"
+import { ProviderCError, providerCErrorSchema } from "../api/errors/providerCError"
 import type { ErrorFormat, Problem } from "../domain/problem"
 import { providerAErrorType } from "../domain/protocols/providerA"
 
@@ -57,3 +58,17 @@ const render: { readonly [F in ErrorFormat]: (problem: Problem) => FormatErrors[
 /** Renders a problem as the typed error of the given format; HttpApi then encodes its exact wire body. */
 export const problemAs = <F extends ErrorFormat>(format: F, problem: Problem): FormatErrors[F] =>
   render[format](problem)
+
+const encoders: { readonly [F in ErrorFormat]: (error: FormatErrors[F]) => unknown } = {
+  export: Schema.encodeSync(exportErrorSchema),
+  provider_a: Schema.encodeSync(providerAErrorSchema),
+  provider_b: Schema.encodeSync(providerBErrorSchema),
+  provider_c: Schema.encodeSync(providerCErrorSchema),
+  admin: Schema.encodeSync(adminErrorSchema)
+}
+
+/** The status and exact JSON body HttpApi would answer a problem with, for answers written directly. */
+export const wireError = <F extends ErrorFormat>(format: F, problem: Problem): { readonly status: number; readonly body: string } => {
+  const error = problemAs(format, problem)
+  return { status: error.status, body: JSON.stringify(encoders[format](error)) }
+}

@@ -3,7 +3,8 @@ import { Cause, Option } from "effect"
 import { fromFormatterIssues, malformedJsonIssue } from "../domain/validationIssue"
 import type { Problem } from "./errorFormat"
 
-const decodeProblem = (error: HttpApiError.HttpApiDecodeError): Problem => {
+/** A request body that does not decode into the endpoint's payload, naming the first bad field. */
+export const decodeProblem = (error: HttpApiError.HttpApiDecodeError): Problem => {
   const { message, param } = fromFormatterIssues(error.issues)
   const missing = error.issues.some((issue) => issue._tag === "Missing")
   return param === null
@@ -11,7 +12,7 @@ const decodeProblem = (error: HttpApiError.HttpApiDecodeError): Problem => {
     : { status: 400, code: missing ? "missing_required_parameter" : "invalid_value", message, param }
 }
 
-const malformedBody: Problem = {
+export const malformedBody: Problem = {
   status: 400,
   code: "invalid_json",
   message: `${malformedJsonIssue.message} Send a JSON object with Content-Type: application/json.`

@@ -5,6 +5,7 @@ import type * as http from "node:http"
 import { type Forwarded, ForwardFailure, type StreamSink } from "../services/Forwarder"
 import { currentRequestId } from "./currentRequestId"
 import { type ErrorFormat, type FormatErrors, problemAs } from "./errorFormat"
+import { requestIdHeaders } from "./requestContext"
 
 const streamHeaders = { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" }
 
@@ -22,21 +23,28 @@ const sinkOf = (response: http.ServerResponse): StreamSink => ({
     })
 })
 
+/** Writes a relayed stream to the connection: status and headers, then the events as they come. */
+export const writeStream = (
+  response: http.ServerResponse,
+  answer: Extract<Forwarded, { _tag: "Stream" }>,
+  headers: Readonly<Record<string, string>>
+): Effect.Effect<void> => {
+  response.writeHead(200, { ...streamHeaders, ...answer.headers, ...headers })
+  return answer.relay(sinkOf(response))
+}
+
 /**
  * A stream is written straight to the connection (the server's own stream bodies cost more CPU
  * than the rest of the request); the server then finds the response ended and leaves it. The
  * request id headers are set here, as the request-context middleware would on other answers.
  */
 const relayed = (request: HttpServerRequest.HttpServerRequest, answer: Extract<Forwarded, { _tag: "Stream" }>) =>
-  Effect.flatMap(FiberRef.get(currentRequestId), (requestId) => {
-    const response = NodeHttpServerRequest.toServerResponse(request)
-    response.writeHead(200, {
-      ...streamHeaders,
-      ...answer.headers,
-      ...(requestId === undefined ? {} : { "x-request-id": requestId, "request-id": requestId })
-    })
-    return Effect.as(answer.relay(sinkOf(response)), HttpServerResponse.empty({ status: 200 }))
-  })
+  Effect.flatMap(FiberRef.get(currentRequestId), (requestId) =>
+    writeStream(
+      NodeHttpServerRequest.toServerResponse(request),
+      answer,
+      requestId === undefined ? {} : requestIdHeaders(requestId)
+    ).pipe(Effect.as(HttpServerResponse.empty({ status: 200 }))))
 
 /** Answers with what was forwarded, or with the endpoint's own error (and the upstream's retry hints). */
 export const respond = <F extends ErrorFormat>(

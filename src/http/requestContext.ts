@@ -5,32 +5,46 @@ import { currentRequestId } from "./currentRequestId"
 
 const acceptableId = /^[A-Za-z0-9._:-]{8,128}$/
 
+/** The caller's `x-request-id` when it is sane, else a fresh one. */
+export const requestIdFor = (incoming: string | undefined): string =>
+  incoming !== undefined && acceptableId.test(incoming) ? incoming : `req_${crypto.randomUUID().replaceAll("-", "")}`
+
+/** The response headers the client libraries read the request id from. */
+export const requestIdHeaders = (requestId: string): Record<string, string> => ({ "x-request-id": requestId, "request-id": requestId })
+
 /**
- * Gives every request an id (the caller's `x-request-id` when it is sane), echoes it in the
- * response headers the client libraries read (`x-request-id`, `request-id`), and writes one
- * structured log line per request.
+ * Runs the serving of one request with its id in the logs and in `currentRequestId`, and writes
+ * one structured log line when it is done (status 500 when it failed unanswered).
  */
-export const requestContext = HttpMiddleware.make((app) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const incoming = request.headers["x-request-id"]
-    const requestId = incoming !== undefined && acceptableId.test(incoming) ? incoming : `req_${crypto.randomUUID().replaceAll("-", "")}`
-    const started = performance.now()
-    const response = yield* app.pipe(
-      Effect.annotateLogs({ requestId }),
-      Effect.locally(currentRequestId, requestId),
-      Effect.onExit((exit) =>
-        Effect.logInfo("request").pipe(
-          Effect.annotateLogs({
-            requestId,
-            method: request.method,
-            path: request.url.split("?")[0],
-            status: exit._tag === "Success" ? exit.value.status : 500,
-            durationMs: Math.round((performance.now() - started) * 10) / 10
-          })
-        )
+export const withRequestContext = <A, E, R>(
+  serve: Effect.Effect<A, E, R>,
+  request: { readonly requestId: string; readonly method: string; readonly url: string },
+  statusOf: (answer: A) => number
+): Effect.Effect<A, E, R> => {
+  const started = performance.now()
+  return serve.pipe(
+    Effect.annotateLogs({ requestId: request.requestId }),
+    Effect.locally(currentRequestId, request.requestId),
+    Effect.onExit((exit) =>
+      Effect.logInfo("request").pipe(
+        Effect.annotateLogs({
+          requestId: request.requestId,
+          method: request.method,
+          path: request.url.split("?")[0],
+          status: exit._tag === "Success" ? statusOf(exit.value) : 500,
+          durationMs: Math.round((performance.now() - started) * 10) / 10
+        })
       )
     )
-    return HttpServerResponse.setHeaders(response, { "x-request-id": requestId, "request-id": requestId })
+  )
+}
+
+/** Gives every request an id, echoes it in the response headers and logs one line per request. */
+export const requestContext = HttpMiddleware.make((app) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const requestId = requestIdFor(request.headers["x-request-id"])
+    return withRequestContext(app, { requestId, method: request.method, url: request.url }, (response) => response.status).pipe(
+      Effect.map((response) => HttpServerResponse.setHeaders(response, requestIdHeaders(requestId)))
+    )
   })
 )

@@ -7,6 +7,7 @@ import { AppConfig } from "../config"
 import { errorFormatOf, problemAs } from "./errorFormat"
 import { failureToProblem, tooLarge } from "./failureToProblem"
 import { trackConnections } from "./connectionDrain"
+import { ForwardingLane } from "./forwardingLane"
 import { requestContext } from "./requestContext"
 
 /**
@@ -50,8 +51,18 @@ const shutdownGrace = Duration.seconds(20)
 export const HttpServerLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
+    const lane = yield* ForwardingLane
     const nodeServer = http.createServer({ keepAliveTimeout: 65_000 })
     const connections = trackConnections(nodeServer)
+    // Every request is counted for the shutdown drain, then offered to the forwarding lane; the
+    // HttpApi app (whose listener the platform adds) sees only those the lane leaves.
+    const emit = nodeServer.emit.bind(nodeServer)
+    nodeServer.emit = ((event: string, ...args: Array<unknown>): boolean => {
+      if (event !== "request") return emit(event, ...args)
+      const [request, response] = args as [http.IncomingMessage, http.ServerResponse]
+      connections.track(request, response)
+      return lane.claim(request, response) || emit(event, ...args)
+    }) as typeof nodeServer.emit
     const serve = Effect.gen(function*() {
       const app = yield* HttpApiBuilder.httpApp
       const mounted = config.basePath === "" ? app : HttpRouter.empty.pipe(HttpRouter.mountApp(config.basePath, app))

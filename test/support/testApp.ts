@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll } from "vitest"
-import { AppLive } from "../../src/appLayer"
+import { AppLive, AppWithoutLaneLive } from "../../src/appLayer"
 import { AppConfig } from "../../src/config"
 import { freePort } from "../../src/services/EmbeddedPostgres"
 import { freshDatabaseUrl } from "./database"
@@ -20,7 +20,10 @@ export interface RunningApp {
 }
 
 /** Starts the whole service (real HTTP server, real PostgreSQL) with the given environment. */
-export const startApp = async (env: Record<string, string> = {}): Promise<RunningApp> => {
+export const startApp = async (
+  env: Record<string, string> = {},
+  options: { readonly forwardingLane?: boolean } = {}
+): Promise<RunningApp> => {
   const port = await Effect.runPromise(freePort)
   const fullEnv: Record<string, string> = {
     HOST: "127.0.0.1",
@@ -31,7 +34,7 @@ export const startApp = async (env: Record<string, string> = {}): Promise<Runnin
     ...env
   }
   const scope = Effect.runSync(Scope.make())
-  const layer = AppLive.pipe(
+  const layer = (options.forwardingLane === false ? AppWithoutLaneLive : AppLive).pipe(
     Layer.provide(AppConfig.layer),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(fullEnv))))),
     Layer.provide(Logger.minimumLogLevel(LogLevel.None))

@@ -1,0 +1,184 @@
+import { HttpApiError } from "@effect/platform"
+import { Context, Effect, FiberId, Layer, Runtime, Schema } from "effect"
+import type * as http from "node:http"
+import { ChatCompletionRequest } from "../api/schemas/chatCompletions"
+import { EmbeddingRequest } from "../api/schemas/embeddings"
+import { FimCompletionRequest } from "../api/schemas/fim"
+import { MessagesRequest } from "../api/schemas/messages"
+import { AppConfig } from "../config"
+import { parseJson } from "../domain/protocols/protocol"
+import { AuthService, type Principal } from "../services/AuthService"
+import { ChatCompletions } from "../services/ChatCompletions"
+import { Embeddings } from "../services/Embeddings"
+import { FimCompletions } from "../services/FimCompletions"
+import { type Forwarded, ForwardFailure } from "../services/Forwarder"
+import { Messages } from "../services/Messages"
+import { checkKey } from "./authMiddleware"
+import { type Problem, wireError } from "./errorFormat"
+import { decodeProblem, malformedBody, tooLarge } from "./failureToProblem"
+import { writeStream } from "./forwardedResponse"
+import { requestIdFor, requestIdHeaders, withRequestContext } from "./requestContext"
+
+type ProviderFormat = "provider_a" | "provider_b" | "provider_c"
+
+/** One forwarding endpoint: its error format, where its key may be, and how its payload is served. */
+interface LaneRoute {
+  readonly format: ProviderFormat
+  readonly allowXApiKey: boolean
+  readonly serve: (principal: Principal, region: string, body: unknown, requestId: string) => Effect.Effect<Forwarded, ForwardFailure>
+}
+
+const refused = (problem: Problem) => new ForwardFailure({ problem, headers: {} })
+
+/** The payload as the endpoint declares it, or the 400 HttpApi would answer (first bad field named). */
+const decoded = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Effect<A, ForwardFailure> =>
+  Schema.decodeUnknown(schema)(body).pipe(
+    Effect.catchTag("ParseError", (error) =>
+      Effect.flatMap(HttpApiError.HttpApiDecodeError.fromParseError(error), (decodeError) => Effect.fail(refused(decodeProblem(decodeError)))))
+  )
+
+/** The whole request body, refused beyond the limit. */
+const readRequestBody = (request: http.IncomingMessage, limit: number): Effect.Effect<Buffer, ForwardFailure> =>
+  Effect.async((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    let done = false
+    request.on("data", (chunk: Buffer) => {
+      if (done) return
+      size += chunk.length
+      if (size <= limit) return void chunks.push(chunk)
+      done = true
+      resume(Effect.fail(refused(tooLarge(limit))))
+    })
+    request.once("end", () => {
+      if (!done) resume(Effect.succeed(Buffer.concat(chunks, size)))
+    })
+  })
+
+const writeJson = (response: http.ServerResponse, status: number, body: string | Uint8Array, headers: Readonly<Record<string, string>>) => {
+  response.writeHead(status, { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) })
+  response.end(body)
+}
+
+/** `/<provider>/<region>/v1/...` under BASE_PATH. */
+const routePattern = /^\/(provider_[abc])\/([^/]+)(\/v1\/[a-z/]+)$/
+
+/**
+ * The four forwarding endpoints, served straight from node:http. They are declared in the HttpApi
+ * (docs, OpenAPI, the same handlers behind it) and answer exactly as it does — same checks in the
+ * same order, same error bodies, same request id and log line — but skip the framework's
+ * per-request machinery, which cost more CPU than all the rest of a forwarded request
+ * (bench/RESULTS.md, "Gateway"). Whatever it does not recognise (another method, path or content
+ * type) it leaves to the HttpApi app.
+ */
+export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane, {
+  /** Serves the request and returns true when it is one of the lane's; else touches nothing. */
+  readonly claim: (request: http.IncomingMessage, response: http.ServerResponse) => boolean
+}>() {
+  /** No lane: the HttpApi app answers everything (the reference the lane is tested against). */
+  static readonly none = Layer.succeed(ForwardingLane, { claim: () => false })
+
+  static readonly layer = Layer.effect(
+    ForwardingLane,
+    Effect.gen(function*() {
+      const { basePath, maxBodyBytes } = yield* AppConfig
+      const auth = yield* AuthService
+      const chat = yield* ChatCompletions
+      const embeddings = yield* Embeddings
+      const messages = yield* Messages
+      const fim = yield* FimCompletions
+      const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+
+      const routes = new Map<string, LaneRoute>([
+        ["provider_a/v1/chat/completions", {
+          format: "provider_a",
+          allowXApiKey: false,
+          serve: (principal, region, body, requestId) =>
+            Effect.flatMap(decoded(ChatCompletionRequest, body), (payload) => chat.create(principal, region, payload, requestId))
+        }],
+        ["provider_a/v1/embeddings", {
+          format: "provider_a",
+          allowXApiKey: false,
+          serve: (principal, region, body, requestId) =>
+            Effect.flatMap(decoded(EmbeddingRequest, body), (payload) => embeddings.create(principal, region, payload, requestId))
+        }],
+        ["provider_b/v1/messages", {
+          format: "provider_b",
+          allowXApiKey: true,
+          serve: (principal, region, body, requestId) =>
+            Effect.flatMap(decoded(MessagesRequest, body), (payload) => messages.create(principal, region, payload, requestId))
+        }],
+        ["provider_c/v1/fim/completions", {
+          format: "provider_c",
+          allowXApiKey: false,
+          serve: (principal, region, body, requestId) =>
+            Effect.flatMap(decoded(FimCompletionRequest, body), (payload) => fim.create(principal, region, payload, requestId))
+        }]
+      ])
+
+      const serve = (route: LaneRoute, region: string, request: http.IncomingMessage, response: http.ServerResponse) => {
+        const requestId = requestIdFor(request.headers["x-request-id"] as string | undefined)
+        const idHeaders = requestIdHeaders(requestId)
+        const answer = Effect.gen(function*() {
+          // Checked in the framework's order: declared size, key, then the body and its payload.
+          if (Number(request.headers["content-length"]) > maxBodyBytes) return yield* Effect.fail(refused(tooLarge(maxBodyBytes)))
+          const principal = yield* Effect.mapError(
+            checkKey(auth, request.headers as Record<string, string | undefined>, "COMPLETION_API", route.allowXApiKey),
+            refused
+          )
+          const body = yield* readRequestBody(request, maxBodyBytes)
+          // As the framework reads it: an empty body is null (then refused by the payload's schema).
+          const json = body.length === 0 ? null : parseJson(body.toString("utf8"))
+          if (json === undefined) return yield* Effect.fail(refused(malformedBody))
+          const forwarded = yield* route.serve(principal, region, json, requestId)
+          if (forwarded._tag === "Json") {
+            writeJson(response, 200, forwarded.body, { ...forwarded.headers, ...idHeaders })
+            return 200
+          }
+          yield* writeStream(response, forwarded, idHeaders)
+          return 200
+        }).pipe(
+          Effect.catchTag("ForwardFailure", ({ headers, problem }) =>
+            Effect.sync(() => {
+              const { body, status } = wireError(route.format, problem)
+              writeJson(response, status, body, { ...headers, ...idHeaders })
+              return status
+            }))
+        )
+        const fiber = runFork(withRequestContext(answer, { requestId, method: "POST", url: request.url ?? "" }, (status) => status))
+        // A client that goes away stops the work done for it (and the upstream exchange).
+        response.once("close", () => {
+          if (!response.writableEnded) fiber.unsafeInterruptAsFork(FiberId.none)
+        })
+      }
+
+      return {
+        claim: (request, response) => {
+          if (request.method !== "POST" || request.url === undefined) return false
+          const query = request.url.indexOf("?")
+          const path = query === -1 ? request.url : request.url.slice(0, query)
+          if (!path.startsWith(basePath)) return false
+          const match = routePattern.exec(path.slice(basePath.length))
+          const route = match === null ? undefined : routes.get(`${match[1]}${match[3]}`)
+          const contentType = request.headers["content-type"]
+          // The framework reads other content types differently: leave those requests to it.
+          if (match === null || route === undefined || (contentType !== undefined && !contentType.toLowerCase().includes("application/json"))) {
+            return false
+          }
+          const region = safeDecode(match[2]!)
+          if (region === undefined) return false
+          serve(route, region, request, response)
+          return true
+        }
+      }
+    })
+  )
+}
+
+const safeDecode = (segment: string): string | undefined => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined
+  }
+}
