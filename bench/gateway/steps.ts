@@ -1,0 +1,151 @@
+// `npm run bench:gateway:steps`: what each step of a forwarded request costs the service in CPU. Requests that
+// stop at successive steps (refused without a key, refused for an unknown model, answered) are sent to the
+// service under load, and the CPU time of its process per request is compared with the floor's. Writes the
+// "Gateway: cost per step" section of bench/RESULTS.md. BENCH_SECONDS (3), BENCH_ROUNDS (3), BENCH_CONNECTIONS (8).
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { writeSection } from "../results"
+import { median, type Request, wrk } from "./load"
+import { cpuSeconds, freePort, pinning, start, type Started, stop, waitForPort } from "./processes"
+
+const root = path.resolve(import.meta.dirname, "../..")
+const work = path.join(root, "bench/.work/gateway")
+const seconds = Number(process.env.BENCH_SECONDS ?? "3")
+const rounds = Number(process.env.BENCH_ROUNDS ?? "3")
+const connections = Number(process.env.BENCH_CONNECTIONS ?? "8")
+const adminToken = "bench-admin-token-0123456789"
+const prompt = "Say something short. [simulator output_tokens=20 chunk_tokens=1]"
+
+interface Step {
+  readonly name: string
+  /** What this step adds to the one before it. */
+  readonly adds: string
+  readonly target: "floor" | "service"
+  readonly request: (key: string) => Request
+}
+
+const chat = (fields: Record<string, unknown> = {}) =>
+  JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: prompt }], ...fields })
+const chatPath = "/provider_a/eu/v1/chat/completions"
+
+const steps: ReadonlyArray<Step> = [
+  { name: "floor: chat completion JSON", adds: "node:http in, undici out, bodies piped", target: "floor", request: () => ({ path: "/v1/chat/completions", headers: {}, body: chat() }) },
+  {
+    name: "service: refused, no key (401)",
+    adds: "route match, request id, one Effect fiber, error body, log line",
+    target: "service",
+    request: () => ({ path: chatPath, headers: {}, body: chat() })
+  },
+  {
+    name: "service: refused, unknown model (404)",
+    adds: "key lookup (cached), body read, JSON parse, payload schema decode, model check",
+    target: "service",
+    request: (key) => ({ path: chatPath, headers: { authorization: `Bearer ${key}` }, body: chat({ model: "chatgen-unknown" }) })
+  },
+  {
+    name: "service: chat completion JSON (200)",
+    adds: "prompt tokens counted, rate limits, upstream exchange, usage read and recorded",
+    target: "service",
+    request: (key) => ({ path: chatPath, headers: { authorization: `Bearer ${key}` }, body: chat() })
+  },
+  {
+    name: "service: chat completion stream, 20 chunks (200)",
+    adds: "the same, streamed: each event decoded, checked and relayed",
+    target: "service",
+    request: (key) => ({ path: chatPath, headers: { authorization: `Bearer ${key}` }, body: chat({ stream: true }) })
+  }
+]
+
+const main = async (): Promise<void> => {
+  fs.mkdirSync(work, { recursive: true })
+  const pin = pinning()
+  const ports = { simulator: await freePort(), floor: await freePort(), service: await freePort() }
+  const simulatorUrl = `http://127.0.0.1:${ports.simulator}`
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-steps-"))
+  const node = process.execPath
+  const started: Array<Started> = []
+  try {
+    started.push(start("simulator", [...pin.driver, node, "--import", "tsx", "src/simulator/main.ts"], {
+      cwd: root,
+      log: path.join(work, "steps-simulator.log"),
+      env: { SIMULATOR_PORT: String(ports.simulator), SIMULATOR_HOST: "127.0.0.1", SIMULATOR_TOKENIZER: "approximate", SIMULATOR_CHUNK_TOKENS: "1" }
+    }))
+    const floor = start("floor", [...pin.underTest, node, "--import", "tsx", "bench/gateway/floorProxy.ts"], {
+      cwd: root,
+      log: path.join(work, "steps-floor.log"),
+      env: { FLOOR_PORT: String(ports.floor), FLOOR_UPSTREAM: simulatorUrl }
+    })
+    const service = start("service", [...pin.underTest, node, "--import", "tsx", "src/main.ts"], {
+      cwd: root,
+      log: "/dev/null",
+      env: {
+        PORT: String(ports.service),
+        HOST: "127.0.0.1",
+        DATA_DIR: dataDir,
+        ADMIN_TOKEN: adminToken,
+        LOG_LEVEL: "info",
+        UPSTREAM_PROVIDER_A_EU_URL: simulatorUrl,
+        UPSTREAM_PROVIDER_A_EU_KEY: "bench"
+      }
+    })
+    started.push(floor, service)
+    for (const port of Object.values(ports)) await waitForPort(port, 120_000)
+
+    const admin = async (route: string, body: unknown) => {
+      const response = await fetch(`http://127.0.0.1:${ports.service}${route}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify(body)
+      })
+      if (!response.ok) throw new Error(`${route}: ${response.status} ${await response.text()}`)
+      return (await response.json()) as Record<string, unknown>
+    }
+    const unbound = { requestsPerMinute: 100_000_000, tokensPerMinute: 1_000_000_000 }
+    const workspace = await admin("/admin/workspaces", {
+      name: "gateway-steps",
+      settings: { rateLimits: { families: { chat_completions: unbound }, models: { "chatgen-4o": unbound } } }
+    })
+    const key = String((await admin(`/admin/workspaces/${String(workspace.id)}/api-keys`, { name: "steps", scopes: ["COMPLETION_API"] })).key)
+
+    const cpuPerRequest = new Map<string, Array<number>>()
+    for (let round = 1; round <= rounds; round++) {
+      for (const step of steps) {
+        const underTest = step.target === "floor" ? floor : service
+        const url = `http://127.0.0.1:${step.target === "floor" ? ports.floor : ports.service}`
+        await wrk(pin.driver, work, url, step.request(key), connections, 1)
+        const before = cpuSeconds([underTest.pid])
+        const result = await wrk(pin.driver, work, url, step.request(key), connections, seconds)
+        const ms = ((cpuSeconds([underTest.pid]) - before) * 1000) / result.requests
+        cpuPerRequest.set(step.name, [...(cpuPerRequest.get(step.name) ?? []), ms])
+        process.stdout.write(`round ${round} ${step.name}: ${result.rps.toFixed(0)} rps, ${ms.toFixed(3)} ms CPU a request\n`)
+      }
+    }
+
+    const floorMs = median(cpuPerRequest.get(steps[0]!.name)!)
+    const lines = [
+      `Date: ${new Date().toISOString().slice(0, 10)}. Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, Node ${process.version}. ` +
+        `${pin.note}; ${connections} connections; ${rounds} interleaved rounds of ${seconds} s each, medians. CPU time of the ` +
+        "process under test only (not the embedded PostgreSQL), per request. Each service row adds the named work to the row above it.",
+      "",
+      "| request | CPU ms a request | × floor | added by this step (ms) | what the step adds |",
+      "| --- | --- | --- | --- | --- |"
+    ]
+    let previous: number | undefined
+    for (const step of steps) {
+      const ms = median(cpuPerRequest.get(step.name)!)
+      const added = step.target === "floor" ? "–" : previous === undefined ? ms.toFixed(3) : (ms - previous).toFixed(3)
+      lines.push(`| ${step.name} | ${ms.toFixed(3)} | ${(ms / floorMs).toFixed(2)} | ${added} | ${step.adds} |`)
+      // The stream row adds to the JSON row's steps before the upstream exchange, not to the JSON answer.
+      if (step.target === "service" && !step.name.includes("JSON (200)")) previous = ms
+    }
+    const body = lines.join("\n")
+    process.stdout.write(`\n${body}\n`)
+    if (process.env.BENCH_WRITE !== "0") writeSection("Gateway: cost per step", body)
+  } finally {
+    for (const s of started.reverse()) await stop(s)
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+void main()
