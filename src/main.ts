@@ -2,6 +2,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Effect, Layer, Logger, Option } from "effect"
 import { AppLive } from "./appLayer"
 import { AppConfig, describeConfigError } from "./config"
+import { JsonLogger } from "./logger"
 
 /** Reads the configuration, composes the service and serves until SIGINT or SIGTERM. */
 const main = Effect.gen(function*() {
@@ -22,7 +23,7 @@ const main = Effect.gen(function*() {
       onNone: () => Effect.logError("service stopped", Cause.pretty(cause))
     })
   ),
-  Effect.provide(Logger.json)
+  Effect.provide(JsonLogger)
 )
 
 NodeRuntime.runMain(main, { disableErrorReporting: true, disablePrettyLogger: true })

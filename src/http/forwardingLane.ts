@@ -25,20 +25,27 @@ type ProviderFormat = "provider_a" | "provider_b" | "provider_c"
 interface LaneRoute {
   readonly format: ProviderFormat
   readonly allowXApiKey: boolean
-  readonly serve: (principal: Principal, region: string, body: unknown, requestId: string) => Effect.Effect<Forwarded, ForwardFailure>
+  readonly serve: (principal: Principal, region: string, body: unknown, requestId: string) => Effect.Effect<Forwarded, ForwardFailure | Refusal>
 }
 
-const refused = (problem: Problem) => new ForwardFailure({ problem, headers: {} })
+/** A refusal the lane answers: a plain value, not an Error, so that floods of refusals capture no stacks. */
+interface Refusal {
+  readonly _tag: "Refusal"
+  readonly problem: Problem
+  readonly headers: Readonly<Record<string, string>>
+}
+
+const refused = (problem: Problem, headers: Readonly<Record<string, string>> = {}): Refusal => ({ _tag: "Refusal", problem, headers })
 
 /** The payload as the endpoint declares it, or the 400 HttpApi would answer (first bad field named). */
-const decoded = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Effect<A, ForwardFailure> =>
+const decoded = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Effect<A, Refusal> =>
   Schema.decodeUnknown(schema)(body).pipe(
     Effect.catchTag("ParseError", (error) =>
       Effect.flatMap(HttpApiError.HttpApiDecodeError.fromParseError(error), (decodeError) => Effect.fail(refused(decodeProblem(decodeError)))))
   )
 
 /** The whole request body, refused beyond the limit. */
-const readRequestBody = (request: http.IncomingMessage, limit: number): Effect.Effect<Buffer, ForwardFailure> =>
+const readRequestBody = (request: http.IncomingMessage, limit: number): Effect.Effect<Buffer, Refusal> =>
   Effect.async((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
@@ -59,6 +66,8 @@ const writeJson = (response: http.ServerResponse, status: number, body: string |
   response.writeHead(status, { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) })
   response.end(body)
 }
+
+const internalError: Problem = { status: 500, code: "internal_error", message: "The service failed to answer. Retry shortly." }
 
 /** `/<provider>/<region>/v1/...` under BASE_PATH. */
 const routePattern = /^\/(provider_[abc])\/([^/]+)(\/v1\/[a-z/]+)$/
@@ -119,6 +128,11 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
       const serve = (route: LaneRoute, region: string, request: http.IncomingMessage, response: http.ServerResponse) => {
         const requestId = requestIdFor(request.headers["x-request-id"] as string | undefined)
         const idHeaders = requestIdHeaders(requestId)
+        const answerProblem = (problem: Problem, headers: Readonly<Record<string, string>>) => {
+          const { body, status } = wireError(route.format, problem)
+          writeJson(response, status, body, { ...headers, ...idHeaders })
+          return status
+        }
         const answer = Effect.gen(function*() {
           // Checked in the framework's order: declared size, key, then the body and its payload.
           if (Number(request.headers["content-length"]) > maxBodyBytes) return yield* Effect.fail(refused(tooLarge(maxBodyBytes)))
@@ -130,7 +144,9 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
           // As the framework reads it: an empty body is null (then refused by the payload's schema).
           const json = body.length === 0 ? null : parseJson(body.toString("utf8"))
           if (json === undefined) return yield* Effect.fail(refused(malformedBody))
-          const forwarded = yield* route.serve(principal, region, json, requestId)
+          const forwarded = yield* route.serve(principal, region, json, requestId).pipe(
+            Effect.catchTag("ForwardFailure", ({ headers, problem }) => Effect.fail(refused(problem, headers)))
+          )
           if (forwarded._tag === "Json") {
             writeJson(response, 200, forwarded.body, { ...forwarded.headers, ...idHeaders })
             return 200
@@ -138,12 +154,17 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
           yield* writeStream(response, forwarded, idHeaders)
           return 200
         }).pipe(
-          Effect.catchTag("ForwardFailure", ({ headers, problem }) =>
-            Effect.sync(() => {
-              const { body, status } = wireError(route.format, problem)
-              writeJson(response, status, body, { ...headers, ...idHeaders })
-              return status
-            }))
+          Effect.catchTag("Refusal", ({ headers, problem }) => Effect.sync(() => answerProblem(problem, headers))),
+          // A defect is not the caller's fault: logged, and answered with 500 if nothing was sent yet.
+          Effect.catchAllDefect((defect) =>
+            Effect.zipRight(
+              Effect.logError("request failed", defect),
+              Effect.sync(() => {
+                if (!response.headersSent) return answerProblem(internalError, {})
+                response.destroy()
+                return 500
+              })
+            ))
         )
         const fiber = runFork(withRequestContext(answer, { requestId, method: "POST", url: request.url ?? "" }, (status) => status))
         // A client that goes away stops the work done for it (and the upstream exchange).
