@@ -1,6 +1,5 @@
-// Token counting for simulated usage figures: exact (BPE ranks shipped in js-tiktoken) or a fast estimate.
+// Token counting for simulated usage figures: exact (BPE ranks shipped in gpt-tokenizer) or a fast estimate.
 import { Context, Effect, Layer } from "effect"
-import { Tiktoken } from "js-tiktoken/lite"
 
 export interface TokenCounter {
   readonly count: (text: string) => number
@@ -24,14 +23,11 @@ const estimateTokens = (text: string): number => {
 }
 
 export class SimulatorTokenizer extends Context.Tag("simulator/SimulatorTokenizer")<SimulatorTokenizer, TokenCounter>() {
-  /** Exact counts with the o200k_base ranks; building it costs about a second and ~100 MB of heap. */
+  /** Exact counts with the o200k_base ranks; loading them costs a fraction of a second and ~50 MB. */
   static readonly exact: Layer.Layer<SimulatorTokenizer> = Layer.effect(
     SimulatorTokenizer,
-    Effect.promise(() => import("js-tiktoken/ranks/o200k_base")).pipe(
-      Effect.map(({ default: ranks }) => {
-        const encoder = new Tiktoken(ranks)
-        return SimulatorTokenizer.of({ count: (text) => (text.length === 0 ? 0 : encoder.encode(text).length) })
-      })
+    Effect.promise(() => import("gpt-tokenizer/encoding/o200k_base")).pipe(
+      Effect.map((encoding) => SimulatorTokenizer.of({ count: (text) => (text.length === 0 ? 0 : encoding.countTokens(text)) }))
     )
   )
 
