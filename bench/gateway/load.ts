@@ -1,5 +1,5 @@
 // Load on loopback: wrk for requests/s and latency, a one-connection undici client for a stream's time to first byte.
-import { execFile } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Client } from "undici"
@@ -16,6 +16,24 @@ export interface WrkResult {
   readonly p50Ms: number
   readonly p99Ms: number
   readonly errors: number
+}
+
+/** Installs wrk from Debian's packages when it is missing (as root; otherwise says how). */
+export const ensureWrk = (): void => {
+  try {
+    execFileSync("wrk", ["--version"], { stdio: "ignore" })
+  } catch (error) {
+    // wrk --version exits 1 after printing; only a missing binary is a problem.
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") return
+    if (process.getuid?.() !== 0) throw new Error("wrk is not installed: apt-get install -y wrk")
+    try {
+      execFileSync("apt-get", ["install", "-y", "wrk"], { stdio: "inherit" })
+    } catch {
+      // A fresh machine may not have read the package lists yet.
+      execFileSync("apt-get", ["update"], { stdio: "inherit" })
+      execFileSync("apt-get", ["install", "-y", "wrk"], { stdio: "inherit" })
+    }
+  }
 }
 
 const luaString = (text: string): string => `[==[${text}]==]`

@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { writeSection } from "../results"
-import { median, type Request, timeToFirstByte, wrk, type WrkResult } from "./load"
+import { ensureWrk, median, type Request, timeToFirstByte, wrk, type WrkResult } from "./load"
 import { installPeer, peerHeaders, peerVersion } from "./peer"
 import { cpuSeconds, freePort, peakRssMb, pinning, processTree, start, type Started, stop, waitForPort } from "./processes"
 
@@ -31,17 +31,6 @@ interface Workload {
 
 /** 20 output tokens, one per chunk: a streamed answer has 20 content chunks. */
 const prompt = "Say something short. [simulator output_tokens=20 chunk_tokens=1]"
-
-const ensureWrk = (): void => {
-  try {
-    execFileSync("wrk", ["--version"], { stdio: "ignore" })
-  } catch (error) {
-    // wrk --version exits 1 after printing; only a missing binary is a problem.
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") return
-    if (process.getuid?.() !== 0) throw new Error("wrk is not installed: apt-get install -y wrk")
-    execFileSync("apt-get", ["install", "-y", "wrk"], { stdio: "inherit" })
-  }
-}
 
 const json = async (url: string, body: unknown, method = "POST"): Promise<Record<string, unknown>> => {
   const response = await fetch(url, {

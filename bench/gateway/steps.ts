@@ -2,11 +2,16 @@
 // stop at successive steps (refused without a key, refused for an unknown model, answered) are sent to the
 // service under load, and the CPU time of its process per request is compared with the floor's. Writes the
 // "Gateway: cost per step" section of bench/RESULTS.md. BENCH_SECONDS (3), BENCH_ROUNDS (3), BENCH_CONNECTIONS (8).
+// BENCH_PROFILE=<text>: only the steps whose name holds the text, the service under `node --cpu-prof`, and a
+// summary of where its CPU time went instead of the table. BENCH_SERVICE_FLAGS: extra node flags for the service
+// (e.g. "--max-semi-space-size=32"), for trying runtime settings.
+import { buildSync } from "esbuild"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { writeSection } from "../results"
-import { median, type Request, wrk } from "./load"
+import { ensureWrk, median, type Request, wrk } from "./load"
+import { summarise } from "./profileSummary"
 import { cpuSeconds, freePort, pinning, start, type Started, stop, waitForPort } from "./processes"
 
 const root = path.resolve(import.meta.dirname, "../..")
@@ -14,6 +19,7 @@ const work = path.join(root, "bench/.work/gateway")
 const seconds = Number(process.env.BENCH_SECONDS ?? "3")
 const rounds = Number(process.env.BENCH_ROUNDS ?? "3")
 const connections = Number(process.env.BENCH_CONNECTIONS ?? "8")
+const profiled = process.env.BENCH_PROFILE
 const adminToken = "bench-admin-token-0123456789"
 const prompt = "Say something short. [simulator output_tokens=20 chunk_tokens=1]"
 
@@ -57,7 +63,22 @@ const steps: ReadonlyArray<Step> = [
   }
 ]
 
+/**
+ * The service as one plain ESM file (packages left in node_modules): under tsx the profile shows
+ * whitespace-minified code without function names; the bundle keeps names and lines.
+ */
+const bundled = (): string => {
+  // Two folders below the root, as the sources are: paths relative to them (sql/) still resolve.
+  const outfile = path.join(root, "bench/.work/service.mjs")
+  buildSync({ entryPoints: [path.join(root, "src/main.ts")], bundle: true, platform: "node", format: "esm", packages: "external", outfile })
+  return outfile
+}
+
 const main = async (): Promise<void> => {
+  ensureWrk()
+  const chosen = profiled === undefined ? steps : steps.filter((step) => step.target === "floor" || step.name.includes(profiled))
+  const profileDir = path.join(work, "profile")
+  fs.rmSync(profileDir, { recursive: true, force: true })
   fs.mkdirSync(work, { recursive: true })
   const pin = pinning()
   const ports = { simulator: await freePort(), floor: await freePort(), service: await freePort() }
@@ -76,7 +97,7 @@ const main = async (): Promise<void> => {
       log: path.join(work, "steps-floor.log"),
       env: { FLOOR_PORT: String(ports.floor), FLOOR_UPSTREAM: simulatorUrl }
     })
-    const service = start("service", [...pin.underTest, node, "--import", "tsx", "src/main.ts"], {
+    const service = start("service", [...pin.underTest, node, ...(process.env.BENCH_SERVICE_FLAGS ?? "").split(" ").filter(Boolean), ...(profiled === undefined ? ["--import", "tsx", "src/main.ts"] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, bundled()])], {
       cwd: root,
       log: "/dev/null",
       env: {
@@ -84,9 +105,11 @@ const main = async (): Promise<void> => {
         HOST: "127.0.0.1",
         DATA_DIR: dataDir,
         ADMIN_TOKEN: adminToken,
-        LOG_LEVEL: "info",
+        LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
         UPSTREAM_PROVIDER_A_EU_URL: simulatorUrl,
-        UPSTREAM_PROVIDER_A_EU_KEY: "bench"
+        UPSTREAM_PROVIDER_A_EU_KEY: "bench",
+        // Named, as the bundle does not sit where src/config.ts looks for its default.
+        PRICE_TABLE_FILE: path.join(root, "config/prices.json")
       }
     })
     started.push(floor, service)
@@ -110,7 +133,7 @@ const main = async (): Promise<void> => {
 
     const cpuPerRequest = new Map<string, Array<number>>()
     for (let round = 1; round <= rounds; round++) {
-      for (const step of steps) {
+      for (const step of chosen) {
         const underTest = step.target === "floor" ? floor : service
         const url = `http://127.0.0.1:${step.target === "floor" ? ports.floor : ports.service}`
         await wrk(pin.driver, work, url, step.request(key), connections, 1)
@@ -122,6 +145,11 @@ const main = async (): Promise<void> => {
       }
     }
 
+    if (profiled !== undefined) {
+      await stop(service)
+      for (const file of fs.readdirSync(profileDir)) process.stdout.write(`\n${summarise(path.join(profileDir, file))}\n`)
+      return
+    }
     const floorMs = median(cpuPerRequest.get(steps[0]!.name)!)
     const lines = [
       `Date: ${new Date().toISOString().slice(0, 10)}. Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, Node ${process.version}. ` +
