@@ -145,10 +145,15 @@ const deliver = (
   drop: Effect.Effect<never>
 ): HttpServerResponse.HttpServerResponse => {
   if (reply._tag === "Events") {
+    const streamHeaders = { ...headers, "cache-control": "no-cache", "x-accel-buffering": "no" }
+    // Nothing to pace and nothing to break: the whole stream in one write, without a Stream body's cost.
+    if (controls.chunkDelayMs === 0 && fault === undefined) {
+      return HttpServerResponse.text(reply.events.join(""), { contentType: "text/event-stream; charset=utf-8", headers: streamHeaders })
+    }
     const inBand = { error: dialect.streamError(streamFault), malformed: dialect.malformedEvent }
     return HttpServerResponse.stream(bodyStream(reply.events, controls, fault, drop, inBand), {
       contentType: "text/event-stream; charset=utf-8",
-      headers: { ...headers, "cache-control": "no-cache", "x-accel-buffering": "no" }
+      headers: streamHeaders
     })
   }
   const text = JSON.stringify(reply.body)

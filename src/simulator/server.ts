@@ -1,5 +1,5 @@
 // Serves the simulator on its own port and tells where: the API root to configure as an upstream URL.
-import { HttpServer } from "@effect/platform"
+import { HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { createServer } from "node:http"
@@ -15,7 +15,11 @@ export class SimulatorAddress extends Context.Tag("simulator/SimulatorAddress")<
 >() {}
 
 /** The simulator served by whatever HttpServer is provided (a real port, or NodeHttpServer.layerTest). */
-export const simulatorServe = HttpServer.serve(simulatorRouter).pipe(Layer.provide(FaultLedger.layer))
+export const simulatorServe = HttpServer.serve(simulatorRouter).pipe(
+  // The per-request server span is pure cost here: the simulator is the benchmarks' baseline.
+  HttpMiddleware.withTracerDisabledWhen(() => true),
+  Layer.provide(FaultLedger.layer)
+)
 
 const address = Layer.effect(
   SimulatorAddress,
