@@ -77,9 +77,7 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
       const { upstreamTimeouts } = yield* AppConfig
       const pools = new Map<string, Pool>()
       yield* Effect.addFinalizer(() => Effect.promise(() => Promise.allSettled([...pools.values()].map((pool) => pool.close()))))
-      const poolFor = (origin: string): Pool => {
-        const existing = pools.get(origin)
-        if (existing) return existing
+      const newPool = (origin: string): Pool => {
         const pool = new Pool(origin, {
           connections: 256,
           pipelining: 1,
@@ -91,13 +89,21 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
         pools.set(origin, pool)
         return pool
       }
+      /** Each upstream URL parsed once: its pool and the path its requests go under. */
+      const routes = new Map<string, { readonly pool: Pool; readonly basePath: string }>()
+      const routeFor = (targetUrl: string) => {
+        const known = routes.get(targetUrl)
+        if (known) return known
+        const url = new URL(targetUrl)
+        const route = { pool: pools.get(url.origin) ?? newPool(url.origin), basePath: url.pathname.replace(/\/+$/, "") }
+        routes.set(targetUrl, route)
+        return route
+      }
 
       return {
         send: (target, request) =>
           Effect.suspend(() => {
-            const url = new URL(target.url)
-            const pool = poolFor(url.origin)
-            const basePath = url.pathname.replace(/\/+$/, "")
+            const { basePath, pool } = routeFor(target.url)
             return Effect.async<UpstreamResponse, UpstreamFailure>((resume, signal) => {
               pool
                 .request({
