@@ -316,6 +316,7 @@ const main = async (): Promise<void> => {
   /** The issue's targets for the service, on this machine: added latency, throughput and CPU against the floor. */
   function targetLines(workloads: ReadonlyArray<Workload>, results: Map<string, Measured>): Array<string> {
     const get = (w: Workload, t: TargetName) => results.get(`${w.name}|${t}`)
+    const capacity = (m: Measured) => 1000 / median(m.cpuMsPerRequest)
     const out = ["Targets (service):", ""]
     for (const w of workloads) {
       const [direct, floor, service] = [get(w, "direct"), get(w, "floor"), get(w, "service")]
@@ -329,7 +330,10 @@ const main = async (): Promise<void> => {
       out.push(
         `- ${w.name}: added ${w.stream ? "time to first byte" : "p50"} at 1 connection ${added.toFixed(3)} ms (target < 0.5: ${verdict(added < 0.5)}); ` +
           `throughput at 32 connections ${ratio.toFixed(2)}× the floor (target ≥ 0.4: ${verdict(ratio >= 0.4)}); ` +
-          `CPU per request ${cpu.toFixed(2)}× the floor (target < 2.5: ${verdict(cpu < 2.5)})`
+          `CPU per request ${cpu.toFixed(2)}× the floor (target < 2.5: ${verdict(cpu < 2.5)}). ` +
+          `The simulator alone answers ${median(direct.c32.map((r) => r.rps)).toFixed(0)} rps here, so throughput near that is bound by it; ` +
+          `on CPU alone (1 / CPU per request) a core would serve ${capacity(service).toFixed(0)} rps of the service against ` +
+          `${capacity(floor).toFixed(0)} of the floor, ${(capacity(service) / capacity(floor)).toFixed(2)}×`
       )
     }
     return out
