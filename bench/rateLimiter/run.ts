@@ -38,7 +38,8 @@ const perDecision = (layer: Layer.Layer<RateLimiter>) =>
 
 const baseline = Layer.succeed(RateLimiter, {
   acquire: () => Effect.succeed({ allowed: true, retryAfterMs: 0, buckets: [] }),
-  settle: () => Effect.void
+  settle: () => Effect.void,
+  settlesInPlace: true
 })
 
 /** p50 and p99 of sequential chat requests through the whole service, in ms. */

@@ -173,15 +173,14 @@ export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
             const tokenBuckets = demands.filter((_, i) => buckets[i]!.kind === "tokens")
             return {
               headers: limitHeaders(request.format, tightest(buckets, readings, "requests"), tightest(buckets, readings, "tokens"), now),
-              // Off the request path: the answer does not wait for the store to be updated.
-              settle: (usedTokens) =>
-                usedTokens === request.tokens
-                  ? Effect.void
-                  : limiter.settle(tokenBuckets.map((d) => ({ ...d, amount: usedTokens - request.tokens }))).pipe(
-                    Effect.catchAll((error) => unavailable(error.cause).pipe(Effect.ignore)),
-                    Effect.forkDaemon,
-                    Effect.asVoid
-                  )
+              // Off the request path: the answer does not wait for a shared store to be updated.
+              settle: (usedTokens) => {
+                if (usedTokens === request.tokens) return Effect.void
+                const settled = limiter.settle(tokenBuckets.map((d) => ({ ...d, amount: usedTokens - request.tokens }))).pipe(
+                  Effect.catchAll((error) => unavailable(error.cause).pipe(Effect.ignore))
+                )
+                return limiter.settlesInPlace ? settled : Effect.asVoid(Effect.forkDaemon(settled))
+              }
             } satisfies Admission
           })
       }

@@ -36,4 +36,6 @@ export class RateLimiterUnavailable extends Data.TaggedError("RateLimiterUnavail
 export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
   readonly acquire: (demands: ReadonlyArray<BucketDemand>) => Effect.Effect<RateDecision, RateLimiterUnavailable>
   readonly settle: (demands: ReadonlyArray<BucketDemand>) => Effect.Effect<void, RateLimiterUnavailable>
+  /** Whether `settle` is done at once, in memory: then it is cheaper to run in place than in a fiber of its own. */
+  readonly settlesInPlace: boolean
 }>() {}

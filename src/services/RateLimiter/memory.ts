@@ -28,6 +28,7 @@ export const RateLimiterMemory = Layer.sync(RateLimiter, () => {
           })
         }
       }),
-    settle: (demands) => Effect.map(Clock.currentTimeMillis, (now) => store(demands, levels(demands, now), now))
+    settle: (demands) => Effect.map(Clock.currentTimeMillis, (now) => store(demands, levels(demands, now), now)),
+    settlesInPlace: true
   })
 })

@@ -110,7 +110,8 @@ export const RateLimiterRedis = (options: RedisLimiterOptions) =>
               resetMs: untilFull(levels[i]!, d.limit)
             }))
           })),
-        settle: (demands) => Effect.asVoid(run(demands, "settle"))
+        settle: (demands) => Effect.asVoid(run(demands, "settle")),
+        settlesInPlace: false
       })
     })
   )

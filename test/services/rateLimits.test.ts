@@ -1,0 +1,56 @@
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Layer } from "effect"
+import { AppConfig } from "../../src/config"
+import { defaultWorkspaceSettings } from "../../src/domain/workspaceSettings"
+import type { Principal } from "../../src/services/AuthService"
+import { RateLimiter } from "../../src/services/RateLimiter"
+import { RateLimiterMemory } from "../../src/services/RateLimiter/memory"
+import { RateLimits } from "../../src/services/RateLimits"
+
+const principal: Principal = {
+  keyId: "key-1",
+  scopes: ["COMPLETION_API"],
+  workspace: { id: "00000000-0000-4000-8000-000000000001", name: "limits", settings: defaultWorkspaceSettings, createdAt: new Date(0) }
+}
+
+const limitsOn = (limiter: Layer.Layer<RateLimiter>) =>
+  RateLimits.layer.pipe(
+    Layer.provide(limiter),
+    Layer.provide(AppConfig.layer),
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["DATA_DIR", "/tmp/rate-limits-unit"]]))))
+  )
+
+const remainingTokens = (headers: Readonly<Record<string, string>>) => Number(headers["x-ratelimit-remaining-tokens"])
+
+describe("RateLimits", () => {
+  it.effect("settles a reservation in place when the limiter is in memory: the next decision sees it at once", () =>
+    Effect.gen(function*() {
+      const limits = yield* RateLimits
+      const admit = (tokens: number) => limits.admit({ principal, family: "chat_completions", tokens, format: "provider_a" })
+      const first = yield* admit(4_000)
+      // 4,000 reserved, 1,000 used: 3,000 come back before anything else runs.
+      yield* first.settle(1_000)
+      const second = yield* admit(0)
+      expect(remainingTokens(second.headers)).toBeGreaterThanOrEqual(remainingTokens(first.headers) + 3_000 - 1)
+    }).pipe(Effect.provide(limitsOn(RateLimiterMemory))))
+
+  it.effect("settles off the request path when the limiter's store is shared", () =>
+    Effect.gen(function*() {
+      const settled: Array<number> = []
+      // A shared store whose settle never finishes: the admission must not wait for it.
+      const slowStore = Layer.effect(
+        RateLimiter,
+        Effect.map(RateLimiter, (memory) =>
+          RateLimiter.of({
+            acquire: memory.acquire,
+            settle: (demands) => Effect.zipRight(Effect.sync(() => settled.push(demands[0]!.amount)), Effect.never),
+            settlesInPlace: false
+          }))
+      ).pipe(Layer.provide(RateLimiterMemory))
+      const admission = yield* Effect.flatMap(RateLimits, (limits) =>
+        limits.admit({ principal, family: "chat_completions", tokens: 500, format: "provider_a" })).pipe(Effect.provide(limitsOn(slowStore)))
+      yield* admission.settle(100)
+      yield* Effect.yieldNow()
+      expect(settled).toEqual([-400])
+    }))
+})
