@@ -30,6 +30,20 @@ export class AuthFailure extends Data.TaggedError("AuthFailure")<{
   }
 }
 
+/**
+ * One shared instance per reason and scope: refusals can come in floods (bad keys), and building an
+ * Error captures a stack each time, which nothing reads here.
+ */
+const failures = new Map<string, AuthFailure>()
+const authFailure = (reason: AuthFailureReason, scope: Scope): AuthFailure => {
+  const key = `${reason}:${scope}`
+  const known = failures.get(key)
+  if (known) return known
+  const failure = new AuthFailure({ reason, scope })
+  failures.set(key, failure)
+  return failure
+}
+
 /** How long a key lookup is trusted: revocation reaches every instance within this time. */
 export const keyCacheTtl = Duration.seconds(1)
 const lastUsedFlushInterval = Duration.seconds(5)
@@ -67,19 +81,19 @@ export class AuthService extends Context.Tag("AuthService")<AuthService, {
       const check = (found: Option.Option<KeyWithWorkspace>, hash: Buffer, scope: Scope) =>
         Effect.gen(function*() {
           if (Option.isNone(found) || !sameHash(found.value.keyHash, hash)) {
-            return yield* Effect.fail(new AuthFailure({ reason: "unknown", scope }))
+            return yield* Effect.fail(authFailure("unknown", scope))
           }
           const key = found.value
-          if (key.revoked) return yield* Effect.fail(new AuthFailure({ reason: "revoked", scope }))
-          if (!key.scopes.includes(scope)) return yield* Effect.fail(new AuthFailure({ reason: "scope", scope }))
+          if (key.revoked) return yield* Effect.fail(authFailure("revoked", scope))
+          if (!key.scopes.includes(scope)) return yield* Effect.fail(authFailure("scope", scope))
           yield* Ref.update(lastUsed, (map) => map.set(key.keyId, new Date()))
           return { keyId: key.keyId, scopes: key.scopes, workspace: key.workspace }
         })
 
       return {
         authenticate: (token, scope) => {
-          if (token === undefined || token.trim() === "") return Effect.fail(new AuthFailure({ reason: "missing", scope }))
-          if (!isWellFormedApiKey(token)) return Effect.fail(new AuthFailure({ reason: "malformed", scope }))
+          if (token === undefined || token.trim() === "") return Effect.fail(authFailure("missing", scope))
+          if (!isWellFormedApiKey(token)) return Effect.fail(authFailure("malformed", scope))
           const hash = hashApiKey(token)
           return Effect.flatMap(cache.get(hash.toString("hex")), (found) => check(found, hash, scope))
         }

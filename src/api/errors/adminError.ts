@@ -13,10 +13,15 @@ export const AdminErrorBody = Schema.Struct({
   error: Schema.Struct({ code: Schema.String, message: Schema.String, field: Schema.optional(Schema.String) })
 }).annotations({ identifier: "AdminErrorBody" })
 
+/** The wire body of an error's fields (also written directly, without the class). */
+export const adminErrorWire = (e: Pick<AdminError, "code" | "message" | "field">): typeof AdminErrorBody.Type => ({
+  error: { code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) }
+})
+
 export const adminErrorSchema = statusVariants(
   AdminError,
   AdminErrorBody,
-  (e) => ({ error: { code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) } }),
+  adminErrorWire,
   (body, status) => new AdminError({ status, ...body.error }),
   [400, 401, 404, 409, 413, 415, 500, 503]
 )

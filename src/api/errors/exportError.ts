@@ -10,9 +10,15 @@ export class ExportError extends Schema.TaggedError<ExportError>()("ExportError"
   field: Schema.optional(Schema.String)
 }) {}
 
+/** The wire body of an error's fields (also written directly, without the class). */
+export const exportErrorWire = (e: Pick<ExportError, "code" | "message" | "field">): UsageExportErrorBody => ({
+  success: false,
+  error: { code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) }
+})
+
 export const exportErrorSchema = statusVariants(
   ExportError,
   UsageExportErrorBody,
-  (e) => ({ success: false as const, error: { code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) } }),
+  exportErrorWire,
   (body, status) => new ExportError({ status, ...body.error })
 )

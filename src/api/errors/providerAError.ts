@@ -11,9 +11,14 @@ export class ProviderAError extends Schema.TaggedError<ProviderAError>()("Provid
   code: Schema.NullOr(Schema.String)
 }) {}
 
+/** The wire body of an error's fields (also written directly, without the class, by the forwarding lane). */
+export const providerAErrorWire = (e: Pick<ProviderAError, "message" | "type" | "param" | "code">): ProviderAErrorBody => ({
+  error: { message: e.message, type: e.type, param: e.param, code: e.code }
+})
+
 export const providerAErrorSchema = statusVariants(
   ProviderAError,
   ProviderAErrorBody,
-  (e) => ({ error: { message: e.message, type: e.type, param: e.param, code: e.code } }),
+  providerAErrorWire,
   (body, status) => new ProviderAError({ status, ...body.error })
 )

@@ -12,9 +12,15 @@ export class ProviderBError extends Schema.TaggedError<ProviderBError>()("Provid
 /** The protocol's error type for each status, as its client library expects (one mapping, in domain/). */
 export { providerBErrorType } from "../../domain/protocols/providerB"
 
+/** The wire body of an error's fields (also written directly, without the class, by the forwarding lane). */
+export const providerBErrorWire = (e: Pick<ProviderBError, "type" | "message">): ProviderBErrorBody => ({
+  type: "error",
+  error: { type: e.type, message: e.message }
+})
+
 export const providerBErrorSchema = statusVariants(
   ProviderBError,
   ProviderBErrorBody,
-  (e) => ({ type: "error" as const, error: { type: e.type, message: e.message } }),
+  providerBErrorWire,
   (body, status) => new ProviderBError({ status, ...body.error })
 )

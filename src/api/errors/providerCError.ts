@@ -14,9 +14,18 @@ export class ProviderCError extends Schema.TaggedError<ProviderCError>()("Provid
   code: Schema.NullOr(Schema.String)
 }) {}
 
+/** The wire body of an error's fields (also written directly, without the class, by the forwarding lane). */
+export const providerCErrorWire = (e: Pick<ProviderCError, "message" | "type" | "param" | "code">): ProviderCErrorBody => ({
+  object: "error",
+  message: e.message,
+  type: e.type,
+  param: e.param,
+  code: e.code
+})
+
 export const providerCErrorSchema = statusVariants(
   ProviderCError,
   ProviderCErrorBody,
-  (e) => ({ object: "error" as const, message: e.message, type: e.type, param: e.param, code: e.code }),
+  providerCErrorWire,
   (body, status) => new ProviderCError({ status, message: body.message, type: body.type, param: body.param, code: body.code })
 )
