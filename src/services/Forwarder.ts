@@ -11,8 +11,11 @@ import { classify, readBody, UpstreamClient, UpstreamFailure, type UpstreamRespo
 import { type ApiRequestRecord, UsageRecorder } from "./UsageRecorder"
 import { type Provider, type UpstreamTarget, Upstreams } from "./Upstreams"
 
-/** A request refused or failed before the first byte: rendered as the endpoint's error, with these headers. */
-export class ForwardFailure extends Data.TaggedError("ForwardFailure")<{
+/**
+ * A request refused or failed before the first byte: rendered as the endpoint's error, with these
+ * headers. A tagged value, not an Error: refusals come in floods and nothing reads their stacks.
+ */
+export class ForwardFailure extends Data.TaggedClass("ForwardFailure")<{
   readonly problem: Problem
   readonly headers: Readonly<Record<string, string>>
 }> {}

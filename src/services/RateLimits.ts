@@ -6,8 +6,11 @@ import { AppConfig } from "../config"
 import type { Principal } from "./AuthService"
 import { type BucketDemand, type BucketReading, RateLimiter, type RateDecision } from "./RateLimiter"
 
-/** A refused request: 429 (or 503 when limits cannot be checked and the setting is to fail closed). */
-export class RateLimited extends Data.TaggedError("RateLimited")<{
+/**
+ * A refused request: 429 (or 503 when limits cannot be checked and the setting is to fail closed).
+ * A tagged value, not an Error: 429s come in floods and nothing reads their stacks.
+ */
+export class RateLimited extends Data.TaggedClass("RateLimited")<{
   readonly problem: Problem
   readonly headers: Readonly<Record<string, string>>
 }> {}
