@@ -1,5 +1,5 @@
 // `npm run bench:gateway:steps`: what each step of a forwarded request costs the service in CPU. Requests that
-// stop at successive steps (refused without a key, refused for an unknown model, answered) are sent to the
+// stop at successive steps (refused without a key, for an unknown model, by the rate limits; answered) are sent to the
 // service under load, and the CPU time of its process per request is compared with the floor's. Writes the
 // "Gateway: cost per step" section of bench/RESULTS.md. BENCH_SECONDS (3), BENCH_ROUNDS (3), BENCH_CONNECTIONS (8).
 // BENCH_PROFILE=<text>: only the steps whose name holds the text, the service under `node --cpu-prof`, and a
@@ -28,12 +28,22 @@ interface Step {
   /** What this step adds to the one before it. */
   readonly adds: string
   readonly target: "floor" | "service"
-  readonly request: (key: string) => Request
+  readonly request: (keys: Keys) => Request
+  /** The row this one adds to (default: the row above). */
+  readonly base?: string
 }
 
 const chat = (fields: Record<string, unknown> = {}) =>
   JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: prompt }], ...fields })
 const chatPath = "/provider_a/eu/v1/chat/completions"
+
+/** A key of a workspace with limits that never bind, and one of a workspace out of requests for the minute. */
+interface Keys {
+  readonly open: string
+  readonly limited: string
+}
+
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
 
 const steps: ReadonlyArray<Step> = [
   { name: "floor: chat completion JSON", adds: "node:http in, undici out, bodies piped", target: "floor", request: () => ({ path: "/v1/chat/completions", headers: {}, body: chat() }) },
@@ -47,19 +57,26 @@ const steps: ReadonlyArray<Step> = [
     name: "service: refused, unknown model (404)",
     adds: "key lookup (cached), body read, JSON parse, payload schema decode, model check",
     target: "service",
-    request: (key) => ({ path: chatPath, headers: { authorization: `Bearer ${key}` }, body: chat({ model: "chatgen-unknown" }) })
+    request: (keys) => ({ path: chatPath, headers: bearer(keys.open), body: chat({ model: "chatgen-unknown" }) })
+  },
+  {
+    name: "service: refused, rate limited (429)",
+    adds: "prompt tokens counted, rate-limit decision, refusal with limit headers",
+    target: "service",
+    request: (keys) => ({ path: chatPath, headers: bearer(keys.limited), body: chat() })
   },
   {
     name: "service: chat completion JSON (200)",
-    adds: "prompt tokens counted, rate limits, upstream exchange, usage read and recorded",
+    adds: "upstream exchange, answer read and relayed, usage recorded, reservation settled",
     target: "service",
-    request: (key) => ({ path: chatPath, headers: { authorization: `Bearer ${key}` }, body: chat() })
+    request: (keys) => ({ path: chatPath, headers: bearer(keys.open), body: chat() })
   },
   {
     name: "service: chat completion stream, 20 chunks (200)",
-    adds: "the same, streamed: each event decoded, checked and relayed",
+    adds: "the JSON answer's work, streamed: each event decoded, checked and relayed",
     target: "service",
-    request: (key) => ({ path: chatPath, headers: { authorization: `Bearer ${key}` }, body: chat({ stream: true }) })
+    base: "service: chat completion JSON (200)",
+    request: (keys) => ({ path: chatPath, headers: bearer(keys.open), body: chat({ stream: true }) })
   }
 ]
 
@@ -129,16 +146,22 @@ const main = async (): Promise<void> => {
       name: "gateway-steps",
       settings: { rateLimits: { families: { chat_completions: unbound }, models: { "chatgen-4o": unbound } } }
     })
-    const key = String((await admin(`/admin/workspaces/${String(workspace.id)}/api-keys`, { name: "steps", scopes: ["COMPLETION_API"] })).key)
+    const limitedWorkspace = await admin("/admin/workspaces", {
+      name: "gateway-steps-limited",
+      settings: { rateLimits: { families: { chat_completions: { requestsPerMinute: 1, tokensPerMinute: 1_000_000 } } } }
+    })
+    const keyOf = async (id: unknown) =>
+      String((await admin(`/admin/workspaces/${String(id)}/api-keys`, { name: "steps", scopes: ["COMPLETION_API"] })).key)
+    const keys: Keys = { open: await keyOf(workspace.id), limited: await keyOf(limitedWorkspace.id) }
 
     const cpuPerRequest = new Map<string, Array<number>>()
     for (let round = 1; round <= rounds; round++) {
       for (const step of chosen) {
         const underTest = step.target === "floor" ? floor : service
         const url = `http://127.0.0.1:${step.target === "floor" ? ports.floor : ports.service}`
-        await wrk(pin.driver, work, url, step.request(key), connections, 1)
+        await wrk(pin.driver, work, url, step.request(keys), connections, 1)
         const before = cpuSeconds([underTest.pid])
-        const result = await wrk(pin.driver, work, url, step.request(key), connections, seconds)
+        const result = await wrk(pin.driver, work, url, step.request(keys), connections, seconds)
         const ms = ((cpuSeconds([underTest.pid]) - before) * 1000) / result.requests
         cpuPerRequest.set(step.name, [...(cpuPerRequest.get(step.name) ?? []), ms])
         process.stdout.write(`round ${round} ${step.name}: ${result.rps.toFixed(0)} rps, ${ms.toFixed(3)} ms CPU a request\n`)
@@ -154,7 +177,7 @@ const main = async (): Promise<void> => {
     const lines = [
       `Date: ${new Date().toISOString().slice(0, 10)}. Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, Node ${process.version}. ` +
         `${pin.note}; ${connections} connections; ${rounds} interleaved rounds of ${seconds} s each, medians. CPU time of the ` +
-        "process under test only (not the embedded PostgreSQL), per request. Each service row adds the named work to the row above it.",
+        "process under test only (not the embedded PostgreSQL), per request. Each service row adds the named work to the row above it (the stream row: to the JSON answer).",
       "",
       "| request | CPU ms a request | × floor | added by this step (ms) | what the step adds |",
       "| --- | --- | --- | --- | --- |"
@@ -162,10 +185,10 @@ const main = async (): Promise<void> => {
     let previous: number | undefined
     for (const step of steps) {
       const ms = median(cpuPerRequest.get(step.name)!)
-      const added = step.target === "floor" ? "–" : previous === undefined ? ms.toFixed(3) : (ms - previous).toFixed(3)
+      const base = step.base === undefined ? previous : median(cpuPerRequest.get(step.base)!)
+      const added = step.target === "floor" ? "–" : base === undefined ? ms.toFixed(3) : (ms - base).toFixed(3)
       lines.push(`| ${step.name} | ${ms.toFixed(3)} | ${(ms / floorMs).toFixed(2)} | ${added} | ${step.adds} |`)
-      // The stream row adds to the JSON row's steps before the upstream exchange, not to the JSON answer.
-      if (step.target === "service" && !step.name.includes("JSON (200)")) previous = ms
+      if (step.target === "service") previous = ms
     }
     const body = lines.join("\n")
     process.stdout.write(`\n${body}\n`)
