@@ -30,25 +30,25 @@ export interface FormatErrors {
 const namingField = (p: Problem): string =>
   p.param === undefined || p.message.toLowerCase().includes(p.param.toLowerCase()) ? p.message : `${p.param}: ${p.message}`
 
+/** provider_a's fields, which provider_c's errors carry too (laid out differently on the wire). */
+const chatCompletionFields = (p: Problem) => ({
+  status: p.status,
+  message: p.message,
+  type: providerAErrorType(p.status),
+  param: p.param ?? null,
+  code: p.code
+})
+
+/** export's fields, which the admin API's errors carry too. */
+const codedFields = (p: Problem) => ({ status: p.status, code: p.code, message: p.message, ...(p.param ? { field: p.param } : {}) })
+
 /** The fields of each format's error for a problem: the typed class is built from them, and so is the wire body. */
 const fieldsOf = {
-  export: (p: Problem) => ({ status: p.status, code: p.code, message: p.message, ...(p.param ? { field: p.param } : {}) }),
-  provider_a: (p: Problem) => ({
-    status: p.status,
-    message: p.message,
-    type: providerAErrorType(p.status),
-    param: p.param ?? null,
-    code: p.code
-  }),
+  export: codedFields,
+  provider_a: chatCompletionFields,
   provider_b: (p: Problem) => ({ status: p.status, type: providerBErrorType(p.status), message: namingField(p) }),
-  provider_c: (p: Problem) => ({
-    status: p.status,
-    message: p.message,
-    type: providerAErrorType(p.status),
-    param: p.param ?? null,
-    code: p.code
-  }),
-  admin: (p: Problem) => ({ status: p.status, code: p.code, message: p.message, ...(p.param ? { field: p.param } : {}) })
+  provider_c: chatCompletionFields,
+  admin: codedFields
 } as const
 
 const render: { readonly [F in ErrorFormat]: (problem: Problem) => FormatErrors[F] } = {
