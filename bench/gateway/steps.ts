@@ -29,13 +29,18 @@ interface Step {
   readonly adds: string
   readonly target: "floor" | "service"
   readonly request: (keys: Keys) => Request
-  /** The row this one adds to (default: the row above). */
+  /** The row this one adds to (default: the service row above). */
   readonly base?: string
+  /** The floor row it is compared with (default: the first). */
+  readonly floor?: string
 }
 
 const chat = (fields: Record<string, unknown> = {}) =>
   JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: prompt }], ...fields })
 const chatPath = "/provider_a/eu/v1/chat/completions"
+/** As LLM streams arrive: one event at a time, a millisecond apart, each its own read and write. */
+const pacedPrompt = "Say something short. [simulator output_tokens=20 chunk_tokens=1 chunk_delay_ms=1]"
+const pacedStream = () => JSON.stringify({ model: "chatgen-4o", stream: true, messages: [{ role: "user", content: pacedPrompt }] })
 
 /** A key of a workspace with limits that never bind, and one of a workspace out of requests for the minute. */
 interface Keys {
@@ -77,6 +82,20 @@ const steps: ReadonlyArray<Step> = [
     target: "service",
     base: "service: chat completion JSON (200)",
     request: (keys) => ({ path: chatPath, headers: bearer(keys.open), body: chat({ stream: true }) })
+  },
+  {
+    name: "floor: chat completion stream, 20 paced chunks",
+    adds: "the same stream, each event read and written on its own",
+    target: "floor",
+    request: () => ({ path: "/v1/chat/completions", headers: {}, body: pacedStream() })
+  },
+  {
+    name: "service: chat completion stream, 20 paced chunks (200)",
+    adds: "over the paced floor: the whole service, with each event decoded, checked and relayed on its own",
+    target: "service",
+    base: "floor: chat completion stream, 20 paced chunks",
+    floor: "floor: chat completion stream, 20 paced chunks",
+    request: (keys) => ({ path: chatPath, headers: bearer(keys.open), body: pacedStream() })
   }
 ]
 
@@ -173,11 +192,10 @@ const main = async (): Promise<void> => {
       for (const file of fs.readdirSync(profileDir)) process.stdout.write(`\n${summarise(path.join(profileDir, file))}\n`)
       return
     }
-    const floorMs = median(cpuPerRequest.get(steps[0]!.name)!)
     const lines = [
       `Date: ${new Date().toISOString().slice(0, 10)}. Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, Node ${process.version}. ` +
         `${pin.note}; ${connections} connections; ${rounds} interleaved rounds of ${seconds} s each, medians. CPU time of the ` +
-        "process under test only (not the embedded PostgreSQL), per request. Each service row adds the named work to the row above it (the stream row: to the JSON answer).",
+        "process under test only (not the embedded PostgreSQL), per request. Each service row adds the named work to the row above it (the stream row: to the JSON answer; the paced stream: to the paced floor, which is also its × floor).",
       "",
       "| request | CPU ms a request | × floor | added by this step (ms) | what the step adds |",
       "| --- | --- | --- | --- | --- |"
@@ -186,7 +204,8 @@ const main = async (): Promise<void> => {
     for (const step of steps) {
       const ms = median(cpuPerRequest.get(step.name)!)
       const base = step.base === undefined ? previous : median(cpuPerRequest.get(step.base)!)
-      const added = step.target === "floor" ? "–" : base === undefined ? ms.toFixed(3) : (ms - base).toFixed(3)
+      const added = step.target === "floor" && step.base === undefined ? "–" : base === undefined ? ms.toFixed(3) : (ms - base).toFixed(3)
+      const floorMs = median(cpuPerRequest.get(step.floor ?? steps[0]!.name)!)
       lines.push(`| ${step.name} | ${ms.toFixed(3)} | ${(ms / floorMs).toFixed(2)} | ${added} | ${step.adds} |`)
       if (step.target === "service") previous = ms
     }
