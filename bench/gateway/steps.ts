@@ -4,7 +4,8 @@
 // "Gateway: cost per step" section of bench/RESULTS.md. BENCH_SECONDS (3), BENCH_ROUNDS (3), BENCH_CONNECTIONS (8).
 // BENCH_PROFILE=<text>: only the steps whose name holds the text, the service under `node --cpu-prof`, and a
 // summary of where its CPU time went instead of the table. BENCH_SERVICE_FLAGS: extra node flags for the service
-// (e.g. "--max-semi-space-size=32"), for trying runtime settings.
+// (e.g. "--max-semi-space-size=32"), for trying runtime settings. BENCH_ONLY=<text>: only the floors and the
+// steps whose name holds the text (no table is written).
 import { buildSync } from "esbuild"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -112,7 +113,8 @@ const bundled = (): string => {
 
 const main = async (): Promise<void> => {
   ensureWrk()
-  const chosen = profiled === undefined ? steps : steps.filter((step) => step.target === "floor" || step.name.includes(profiled))
+  const only = profiled ?? process.env.BENCH_ONLY
+  const chosen = only === undefined ? steps : steps.filter((step) => step.target === "floor" || step.name.includes(only))
   const profileDir = path.join(work, "profile")
   fs.rmSync(profileDir, { recursive: true, force: true })
   fs.mkdirSync(work, { recursive: true })
@@ -201,7 +203,7 @@ const main = async (): Promise<void> => {
       "| --- | --- | --- | --- | --- |"
     ]
     let previous: number | undefined
-    for (const step of steps) {
+    for (const step of chosen) {
       const ms = median(cpuPerRequest.get(step.name)!)
       const base = step.base === undefined ? previous : median(cpuPerRequest.get(step.base)!)
       const added = step.target === "floor" && step.base === undefined ? "–" : base === undefined ? ms.toFixed(3) : (ms - base).toFixed(3)
@@ -211,7 +213,7 @@ const main = async (): Promise<void> => {
     }
     const body = lines.join("\n")
     process.stdout.write(`\n${body}\n`)
-    if (process.env.BENCH_WRITE !== "0") writeSection("Gateway: cost per step", body)
+    if (process.env.BENCH_WRITE !== "0" && only === undefined) writeSection("Gateway: cost per step", body)
   } finally {
     for (const s of started.reverse()) await stop(s)
     fs.rmSync(dataDir, { recursive: true, force: true })
