@@ -226,8 +226,10 @@ describe("provider_a through the openai client library", () => {
       .catch((e: unknown) => e)
     expect((garbled as InstanceType<typeof OpenAI.APIError>).status).toBe(502)
 
-    const rows = await eventually(() => usageRows(app.current, workspaceId), (r) => r.some((row) => row.status === 429))
-    expect(rows.filter((row) => row.outcome === "failed").map((row) => row.status)).toEqual(expect.arrayContaining([429, 502]))
+    // The recorder writes in batches, so wait until every status has arrived, not only the first.
+    const failedStatuses = (r: ReadonlyArray<UsageRow>) => r.filter((row) => row.outcome === "failed").map((row) => row.status)
+    const rows = await eventually(() => usageRows(app.current, workspaceId), (r) => [429, 502].every((status) => failedStatuses(r).includes(status)))
+    expect(failedStatuses(rows)).toEqual(expect.arrayContaining([429, 502]))
   })
 
   it("reports an upstream failure in the middle of a stream as an error, not as a clean end", async () => {
