@@ -7,6 +7,7 @@ import { type BucketDemand, RateLimiter, RateLimiterUnavailable } from "./index"
  * One script per decision: it refills every bucket from Redis's own clock (so instances agree on
  * time), decides, and takes from all of them or from none, atomically. There is no read-then-write
  * race between instances. Mode "settle" always applies the amounts (they may be negative).
+ * A key expires once its bucket would be full anyway (at least two minutes after the last change).
  * Returns the wait in ms, then each bucket's level, as strings (Lua numbers would be truncated).
  */
 const script = `
@@ -36,7 +37,8 @@ for i = 1, count do
   if wait == 0 then
     level = math.min(limit, level - tonumber(ARGV[2 * i]))
     redis.call('HSET', KEYS[i], 'tokens', tostring(level), 'at', tostring(now))
-    redis.call('PEXPIRE', KEYS[i], 120000)
+    -- Kept until it would be full again: a bucket in debt must not expire and come back full early.
+    redis.call('PEXPIRE', KEYS[i], math.max(120000, math.ceil((limit - level) * 60000 / limit)))
   end
   reply[i + 1] = tostring(level)
 end
