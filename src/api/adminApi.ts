@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Scope } from "../domain/apiKey"
-import { WorkspaceSettings, WorkspaceSettingsPatch } from "../domain/workspaceSettings"
+import { strictParse, WorkspaceSettings, WorkspaceSettingsPatch } from "../domain/workspaceSettings"
 import { adminErrorSchema } from "./errors/adminError"
 import { IngestEventsPayload, MAX_EVENTS_PER_BATCH } from "./schemas/events"
 import { AdminAuth } from "./security"
@@ -45,13 +45,16 @@ const keyId = HttpApiSchema.param("keyId", Schema.String)
 export class AdminApi extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.post("createWorkspace", "/admin/workspaces")
-      .setPayload(Schema.Struct({ name: Name, settings: Schema.optional(WorkspaceSettingsPatch) }))
+      // Strict: an unknown top-level key (`setings`) is a 400, not a silent no-op.
+      .setPayload(Schema.Struct({ name: Name, settings: Schema.optional(WorkspaceSettingsPatch) }).annotations(strictParse))
       .addSuccess(WorkspaceView, { status: 201 })
   )
   .add(HttpApiEndpoint.get("getWorkspace")`/admin/workspaces/${workspaceId}`.addSuccess(WorkspaceView))
   .add(
     HttpApiEndpoint.patch("updateWorkspace")`/admin/workspaces/${workspaceId}`
-      .setPayload(Schema.Struct({ name: Schema.optional(Name), settings: Schema.optional(WorkspaceSettingsPatch) }))
+      .setPayload(
+        Schema.Struct({ name: Schema.optional(Name), settings: Schema.optional(WorkspaceSettingsPatch) }).annotations(strictParse)
+      )
       .addSuccess(WorkspaceView)
   )
   .add(

@@ -49,8 +49,15 @@ export const defaultWorkspaceSettings: WorkspaceSettings = {
   rateLimits: {}
 }
 
+/**
+ * Settings sent by an operator are refused on an unknown key, at every level: a Struct would drop a
+ * typo (`rateLimits.family`) silently and the patch would store `{}` in place of the intended value.
+ * Stored settings stay tolerant (StoredWorkspaceSettings), so old rows still read.
+ */
+export const strictParse = { parseOptions: { onExcessProperty: "error" } } as const
+
 /** A change to settings: every field optional; given fields replace the stored ones. */
-export const WorkspaceSettingsPatch = Schema.partial(WorkspaceSettings)
+export const WorkspaceSettingsPatch = Schema.partial(WorkspaceSettings).annotations(strictParse)
 export type WorkspaceSettingsPatch = typeof WorkspaceSettingsPatch.Type
 
 export const applySettingsPatch = (current: WorkspaceSettings, patch: WorkspaceSettingsPatch): WorkspaceSettings => ({
