@@ -224,6 +224,10 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             })
             body.once("end", () => {
               if (done) return
+              // A clean close before the protocol's terminal event is a cut-off answer, not a complete one.
+              if (!tally.terminated) {
+                return fail(new UpstreamFailure({ kind: "malformed", detail: "stream ended before its terminal event" }), "")
+              }
               sink.end()
               finish("completed")
             })

@@ -9,7 +9,8 @@ const chunk = (content: string) =>
 
 /**
  * The upstream's behaviour is chosen by the last user message: "hang" (no headers), "stall"
- * (two events, then silence), "slow" (an event every 50 ms, for a long time), "reject" (a 400 of
+ * (two events, then silence), "truncated" (two events, then a clean close without [DONE]), "slow"
+ * (an event every 50 ms, for a long time), "reject" (a 400 of
  * the provider's own), "forbid" (401: the service's credentials), else a short complete answer.
  */
 const behave = (body: any, response: import("node:http").ServerResponse) => {
@@ -22,9 +23,10 @@ const behave = (body: any, response: import("node:http").ServerResponse) => {
   }
   if (body?.stream) {
     response.writeHead(200, { "content-type": "text/event-stream" })
-    if (said === "stall") {
+    if (said === "stall" || said === "truncated") {
       response.write(chunk("a"))
       response.write(chunk("b"))
+      if (said === "truncated") response.end()
       return
     }
     if (said === "slow") {
@@ -150,6 +152,22 @@ describe("forwarding against a misbehaving upstream", () => {
     expect(text).toContain('"content":"b"')
     expect(text).toContain('"error":{"message":"The upstream provider did not answer in time."')
     expect(text).not.toContain("[DONE]")
+  })
+
+  it("does not pass a stream that closes before [DONE] off as complete: the client library sees an error", async () => {
+    const stream = await client.chat.completions.create({ model: "chatgen-4o", messages: [{ role: "user", content: "truncated" }], stream: true })
+    const received: Array<string> = []
+    const ending = await (async () => {
+      for await (const part of stream) received.push(part.choices[0]?.delta.content ?? "")
+      return "clean end"
+    })().catch((e: unknown) => e)
+    expect(ending).toBeInstanceOf(Error)
+    expect(received).toEqual(["a", "b"])
+    const rows = await eventually(
+      () => query<{ outcome: string; status: number }>(app.env.DATABASE_URL!, "SELECT outcome, status FROM api_requests WHERE workspace_id = $1 AND outcome = 'failed' AND stream", [workspaceId]),
+      (r) => r.length > 0
+    )
+    expect(rows[0]!.status).toBe(200)
   })
 
   it("aborts the upstream request as soon as the client breaks out of the stream, and records the cancellation", async () => {

@@ -18,7 +18,8 @@ const upstreamError = (type: string, message: string) => JSON.stringify({ type: 
 /**
  * The upstream's behaviour is chosen by the last user message: "hang" (no headers), "stall" (two
  * events, then silence), "slow" (a delta every 50 ms, for a long time), "in-band" (its own
- * overloaded error event after a delta, then a clean close), "reject" (a 400 of its own),
+ * overloaded error event after a delta, then a clean close), "truncated" (a delta, then a clean close
+ * without message_stop), "reject" (a 400 of its own),
  * "forbid" (401: the service's credentials), "overloaded" (529 with a retry hint), "garbage" (a
  * 200 that is no Message), else a short complete answer.
  */
@@ -43,6 +44,7 @@ const behave = (body: any, response: ServerResponse) => {
       response.write(blockStart)
       return
     }
+    if (said === "truncated") return void response.end(messageStart + blockStart + textDelta("Hel"))
     if (said === "in-band") {
       response.write(messageStart + blockStart + textDelta("Hel"))
       response.end(event("error", { error: { type: "overloaded_error", message: "Overloaded (upstream, mid-stream)" } }))
@@ -213,6 +215,16 @@ describe("messages forwarding against a misbehaving upstream", () => {
     const helper = await failureOf(client.messages.stream({ model, max_tokens: 50, messages: [{ role: "user", content: "in-band" }] }).finalMessage())
     expect(helper).toBeInstanceOf(ProviderBClient.APIError)
     expect((helper as ApiError).type).toBe("overloaded_error")
+  })
+
+  it("does not pass a stream that closes before message_stop off as complete: an error event, then the cut", async () => {
+    const { ending, text } = await readRaw(await askStream("truncated"))
+    expect(ending).toBeInstanceOf(Error)
+    expect(text).toContain('"text":"Hel"')
+    expect(text).toContain("event: error")
+    expect(text).not.toContain("message_stop")
+    const helper = await failureOf(client.messages.stream({ model, max_tokens: 50, messages: [{ role: "user", content: "truncated" }] }).finalMessage())
+    expect(helper).toBeInstanceOf(ProviderBClient.APIError)
   })
 
   it("aborts the upstream request as soon as the client breaks out of the stream, and records the cancellation", async () => {

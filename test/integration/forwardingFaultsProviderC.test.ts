@@ -32,7 +32,8 @@ const completion = (finishReason: string | null) =>
 
 /**
  * The upstream's behaviour is chosen by the prompt: "hang" (no headers), "stall" (two chunks,
- * then silence), "slow" (a chunk every 50 ms, for a long time), "in-band" (its own error chunk,
+ * then silence), "truncated" (two chunks, then a clean close without [DONE]), "slow" (a chunk
+ * every 50 ms, for a long time), "in-band" (its own error chunk,
  * then a clean close), "no-finish-key" (chunks without the finish_reason key), "null-finish" (a
  * JSON answer with a null finish_reason), "reject" (400 of its own), "unprocessable" (its 422
  * validation body), "forbid" (401: the service's credentials), else a short complete answer.
@@ -53,9 +54,10 @@ const behave = (body: any, response: ServerResponse) => {
   if (said === "forbid") return refuse(401, { message: "Unauthorized", request_id: "r1" })
   if (body?.stream) {
     response.writeHead(200, { "content-type": "text/event-stream" })
-    if (said === "stall") {
+    if (said === "stall" || said === "truncated") {
       response.write(chunk("a"))
       response.write(chunk("b"))
+      if (said === "truncated") response.end()
       return
     }
     if (said === "in-band") {
@@ -197,6 +199,15 @@ describe("FIM forwarding against a misbehaving upstream", () => {
     expect(text).toContain('data: {"object":"error","message":"The upstream provider did not answer in time.","type":"server_error","param":null,"code":"upstream_timeout"}')
     expect(text).not.toContain("[DONE]")
     expect(await failureOf(readStream(await client.fim.stream({ model, prompt: "stall" })))).toBeInstanceOf(Error)
+  })
+
+  it("does not pass a stream that closes before [DONE] off as complete: an error chunk, then the cut", async () => {
+    const { ending, text } = await rawStream("truncated")
+    expect(ending).toBeInstanceOf(Error)
+    expect(text).toContain('"content":"b"')
+    expect(text).toContain('"code":"upstream_malformed"')
+    expect(text).not.toContain("[DONE]")
+    expect(await failureOf(readStream(await client.fim.stream({ model, prompt: "truncated" })))).toBeInstanceOf(Error)
   })
 
   it("relays the upstream's own in-band error, then cuts the connection", async () => {

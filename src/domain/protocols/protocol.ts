@@ -11,13 +11,16 @@ export interface StreamTally {
   reportedOutput: boolean
   /** The upstream's own in-band error, when it sent one: the client gets it rather than a generic one. */
   upstreamError?: Problem | undefined
+  /** Whether the protocol's terminal event arrived: a stream that ends without it was cut short. */
+  terminated: boolean
 }
 
 export const emptyTally = (estimatedInputTokens: number): StreamTally => ({
   inputTokens: estimatedInputTokens,
   outputTokens: 0,
   generatedChars: 0,
-  reportedOutput: false
+  reportedOutput: false,
+  terminated: false
 })
 
 /** Output tokens to bill: the upstream's count when it gave one, else about four characters a token. */
@@ -35,7 +38,8 @@ export interface Protocol {
   /**
    * Reads one stream event into the tally. Returns false when the event is not valid for the
    * protocol (the upstream sent a malformed stream), or when it is the upstream's own in-band
-   * error (then recorded in tally.upstreamError). The terminator ([DONE]) is valid.
+   * error (then recorded in tally.upstreamError). The terminator ([DONE], message_stop) is valid
+   * and sets tally.terminated.
    */
   readonly observe: (event: SseEvent, tally: StreamTally) => boolean
   /** The upstream's own error answer as a problem of the same status (for 4xx passed through). */

@@ -57,7 +57,10 @@ const generatedChars = (choices: unknown): number => {
 }
 
 const observe = (event: SseEvent, tally: StreamTally): boolean => {
-  if (event.data === "[DONE]") return true
+  if (event.data === "[DONE]") {
+    tally.terminated = true
+    return true
+  }
   const chunk = parseJson(event.data)
   if (!isRecord(chunk) || chunk.error !== undefined || !Array.isArray(chunk.choices)) return false
   tally.generatedChars += generatedChars(chunk.choices)

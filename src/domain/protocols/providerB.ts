@@ -115,6 +115,9 @@ const observe = (event: SseEvent, tally: StreamTally): boolean => {
       if (typeof data.usage.input_tokens === "number") tally.inputTokens = inputTokensOf(data.usage)
       return true
     }
+    case "message_stop":
+      tally.terminated = true
+      return true
     case "error": {
       const error = errorObjectOf(data)
       const type = error?.type !== undefined && statusOfType.has(error.type) ? error.type : "api_error"

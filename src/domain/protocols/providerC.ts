@@ -68,7 +68,10 @@ const isFimCompletion = (body: Record<string, unknown>): boolean =>
   body.choices.every((choice) => isRecord(choice) && Number.isInteger(choice.index) && typeof choice.finish_reason === "string")
 
 const observe = (event: SseEvent, tally: StreamTally): boolean => {
-  if (event.data === "[DONE]") return true
+  if (event.data === "[DONE]") {
+    tally.terminated = true
+    return true
+  }
   const chunk = parseJson(event.data)
   if (!isRecord(chunk)) return false
   if (chunk.object === "error" || chunk.error !== undefined) {
