@@ -153,14 +153,22 @@ export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
             // A request larger than a whole minute's budget can never pass: refuse it now, and say why.
             const tooLarge = buckets.find((bucket) => bucket.kind === "tokens" && request.tokens > bucket.limit)
             if (tooLarge) {
+              // The buckets as they are, taking nothing, for the same limit headers as every other 429.
+              const reading = yield* limiter.acquire(buckets.map((bucket) => ({ key: bucket.key, limit: bucket.limit, amount: 0 }))).pipe(
+                Effect.option
+              )
+              const now = yield* Clock.currentTimeMillis
+              const current = reading._tag === "Some"
+                ? limitHeaders(request.format, tightest(buckets, reading.value.buckets, "requests"), tightest(buckets, reading.value.buckets, "tokens"), now)
+                : {}
               return yield* Effect.fail(new RateLimited({
                 problem: {
                   status: 429,
                   code: "request_exceeds_limit",
                   message: `This request needs about ${request.tokens} tokens, more than the limit of ${tooLarge.limit} tokens per minute${tooLarge.key.includes(":model:") ? ` for ${request.model}` : ""}. Lower max_tokens or the input, or ask for a higher limit.`
                 },
-                // Waiting would not help: the client libraries must not retry it.
-                headers: { "x-should-retry": "false" }
+                // No retry-after: waiting would not help, so the client libraries must not retry it.
+                headers: { ...current, "x-should-retry": "false" }
               }))
             }
             const demands: ReadonlyArray<BucketDemand> = buckets.map((bucket) => ({

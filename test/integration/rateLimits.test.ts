@@ -76,6 +76,13 @@ describe("rate limits on one instance", () => {
     const answer = await chat(app.current, key, { max_tokens: 70_000 })
     expect(answer.status).toBe(429)
     expect(answer.headers.get("x-should-retry")).toBe("false")
+    // The limit headers every 429 carries, but no retry-after: waiting would not help.
+    expect(answer.headers.get("x-ratelimit-limit-tokens")).toBe("60000")
+    expect(answer.headers.get("x-ratelimit-remaining-tokens")).toBe("60000")
+    expect(answer.headers.get("x-ratelimit-limit-requests")).toBe("500")
+    expect(answer.headers.get("x-ratelimit-reset-requests")).toBe("0ms")
+    expect(answer.headers.get("retry-after")).toBeNull()
+    expect(answer.headers.get("retry-after-ms")).toBeNull()
     const body = (await answer.json()) as { error: { message: string } }
     expect(body.error.message).toContain("more than the limit of 60000 tokens per minute")
   })

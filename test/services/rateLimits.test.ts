@@ -34,6 +34,26 @@ describe("RateLimits", () => {
       expect(remainingTokens(second.headers)).toBeGreaterThanOrEqual(remainingTokens(first.headers) + 3_000 - 1)
     }).pipe(Effect.provide(limitsOn(RateLimiterMemory))))
 
+  it.effect("refuses a request larger than the limit with the limit headers, taking nothing, and no retry-after", () =>
+    Effect.gen(function*() {
+      const limits = yield* RateLimits
+      const admit = (tokens: number) => limits.admit({ principal, family: "chat_completions", tokens, format: "provider_a" })
+      yield* admit(10_000)
+      const refused = yield* Effect.flip(admit(70_000))
+      expect(refused.problem).toMatchObject({ status: 429, code: "request_exceeds_limit" })
+      expect(refused.headers).toMatchObject({
+        "x-should-retry": "false",
+        "x-ratelimit-limit-requests": "500",
+        "x-ratelimit-remaining-requests": "499",
+        "x-ratelimit-limit-tokens": "60000",
+        "x-ratelimit-remaining-tokens": "50000"
+      })
+      expect(refused.headers["retry-after"]).toBeUndefined()
+      expect(refused.headers["retry-after-ms"]).toBeUndefined()
+      // Nothing was taken by the refusal.
+      expect(remainingTokens((yield* admit(0)).headers)).toBe(50_000)
+    }).pipe(Effect.provide(limitsOn(RateLimiterMemory))))
+
   it.effect("settles off the request path when the limiter's store is shared", () =>
     Effect.gen(function*() {
       const settled: Array<number> = []
