@@ -71,8 +71,12 @@ export interface ForwardInput {
 /** Largest non-streamed upstream answer accepted; anything larger is a malformed answer. */
 const maxJsonBytes = 64 * 1024 * 1024
 
-/** Headers of the upstream's answer that clients act on (rate limits, retry hints). */
-const passedHeaders = /^(retry-after|retry-after-ms|x-ratelimit-.*|anthropic-ratelimit-.*)$/i
+/**
+ * Headers of the upstream's answer that clients act on: its retry hints. Its rate-limit headers are
+ * not passed: they describe the service's own upstream account, shared by every workspace; the
+ * client gets its workspace's limits instead.
+ */
+const passedHeaders = /^(retry-after|retry-after-ms)$/i
 
 const pickHeaders = (headers: UpstreamResponse["headers"]): Record<string, string> => {
   const picked: Record<string, string> = {}

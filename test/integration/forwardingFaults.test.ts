@@ -42,7 +42,8 @@ const behave = (body: any, response: import("node:http").ServerResponse) => {
     response.end("data: [DONE]\n\n")
     return
   }
-  response.writeHead(200, { "content-type": "application/json" })
+  // Its own account's limits, as real providers send on every answer: not the workspace's.
+  response.writeHead(200, { "content-type": "application/json", "x-ratelimit-limit-requests": "30000", "x-ratelimit-remaining-tokens": "149999000" })
   response.end(JSON.stringify({
     id: "chatcmpl-1",
     object: "chat.completion",
@@ -106,6 +107,10 @@ describe("forwarding against a misbehaving upstream", () => {
     expect(seen.headers["x-stainless-lang"]).toBeUndefined()
     expect(seen.headers.cookie).toBeUndefined()
     expect(seen.body).toEqual({ model: "chatgen-4o", messages: [{ role: "user", content: "hello" }], stream: false })
+
+    // The workspace's limits (500 requests a minute by default), never the upstream account's.
+    expect(answer.headers.get("x-ratelimit-limit-requests")).toBe("500")
+    expect(Number(answer.headers.get("x-ratelimit-remaining-tokens"))).toBeLessThan(1_000_000)
 
     await (await ask("hello", true)).text()
     expect(upstream.seen.at(-1)!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } })
