@@ -10,6 +10,10 @@
  *   `timezone` only, and silently dropping an offset would shift the range without anyone noticing.
  * - `timezone` must be an IANA identifier known to the runtime (`UTC`, `Europe/Berlin`, `Etc/GMT+1`).
  *   Raw offsets (`+01:00`, `UTC+1`) are refused: PostgreSQL reads such strings with POSIX (inverted) signs.
+ *   The legacy zones `CET`, `MET`, `EET`, `WET` are replaced by their IANA link targets: PostgreSQL reads
+ *   those names as fixed-offset abbreviations (CET = +01:00 all year) before zone names, Node as zones
+ *   with summer time. A name PostgreSQL does not know at all is refused when the export runs
+ *   (see `ExportService`), also naming `<side>.timezone`.
  * - The range is half-open: an event at instant t is exported when `from <= t < to`; `from` must be
  *   strictly before `to` (an empty range is refused, naming `to`).
  * - The reporting zone of an export (its local days, `AT TIME ZONE` in SQL) is `from.timezone`;
@@ -42,7 +46,10 @@ export type DatePointSide = "from" | "to"
 export interface ResolvedDatePoint {
   /** The UTC instant of the wall time. */
   readonly instant: Date
-  /** The IANA zone (case-normalised, aliases kept as sent), usable in SQL `AT TIME ZONE`. */
+  /**
+   * The IANA zone (case-normalised, aliases kept as sent except the legacy zones PostgreSQL reads as
+   * abbreviations, see `resolveZone`), usable in SQL `AT TIME ZONE`. Never echoed to the client.
+   */
   readonly zone: string
   /** ISO 8601 with the zone's offset, e.g. `2026-01-05T00:00:00+01:00` (`.SSS` only when non-zero). */
   readonly iso: string
@@ -67,13 +74,31 @@ const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+\-/]*$/
 
 const invalid = (field: string, message: string) => Either.left(new InvalidDatePoint({ field, message }))
 
-/** Validates an IANA zone name and normalises its letter case (`europe/berlin` → `Europe/Berlin`). */
+/**
+ * Zones that PostgreSQL's default `timezone_abbreviations` also lists as fixed-offset abbreviations,
+ * which `AT TIME ZONE` tries first, mapped to their tz database link targets (tzdata 2024b), which both
+ * sides read with summer time. Found by comparing Node 20's zones with PostgreSQL 18's offsets in
+ * January and July; EST, MST and HST are abbreviations too, but fixed on both sides.
+ */
+const ABBREVIATION_ZONES: Readonly<Record<string, string>> = {
+  CET: "Europe/Brussels",
+  MET: "Europe/Brussels",
+  EET: "Europe/Athens",
+  WET: "Europe/Lisbon"
+}
+
+/**
+ * Validates an IANA zone name and normalises its letter case (`europe/berlin` → `Europe/Berlin`);
+ * `CET`, `MET`, `EET` and `WET` become the zone both Node and PostgreSQL read the same way.
+ */
 export const resolveZone = (timezone: string, field: string): Either.Either<string, InvalidDatePoint> => {
   if (!ZONE_NAME.test(timezone) || !IANAZone.isValidZone(timezone)) {
     return invalid(field, `unknown time zone "${timezone}": use an IANA identifier such as UTC or Europe/Berlin`)
   }
+  const linkTarget = ABBREVIATION_ZONES[timezone.toUpperCase()]
+  if (linkTarget !== undefined) return Either.right(linkTarget)
   // isValidZone succeeded, so Intl accepts the name. Use its canonical spelling only when it differs in
-  // case alone: links such as CET are kept as sent, their rules may differ between tz database versions.
+  // case alone: other links are kept as sent, their rules may differ between tz database versions.
   const canonical = new Intl.DateTimeFormat("en-US", { timeZone: timezone }).resolvedOptions().timeZone
   return Either.right(canonical.toLowerCase() === timezone.toLowerCase() ? canonical : timezone)
 }

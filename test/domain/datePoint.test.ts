@@ -72,7 +72,21 @@ describe("resolveDatePoint", () => {
   it("normalises the letter case of a zone and keeps aliases as sent", () => {
     expect(right(resolveFrom("2026-01-05", "europe/berlin")).zone).toBe("Europe/Berlin")
     expect(right(resolveFrom("2026-01-05", "utc")).zone).toBe("UTC")
-    expect(right(resolveFrom("2026-01-05", "CET")).zone).toBe("CET")
+    expect(right(resolveFrom("2026-01-05", "US/Eastern")).zone).toBe("US/Eastern")
+  })
+
+  it("replaces the legacy zones PostgreSQL reads as fixed abbreviations by their link targets", () => {
+    expect(right(resolveFrom("2026-07-01", "CET")).zone).toBe("Europe/Brussels")
+    expect(right(resolveFrom("2026-07-01", "cet")).zone).toBe("Europe/Brussels")
+    expect(right(resolveFrom("2026-07-01", "MET")).zone).toBe("Europe/Brussels")
+    expect(right(resolveFrom("2026-07-01", "EET")).zone).toBe("Europe/Athens")
+    expect(right(resolveFrom("2026-07-01", "WET")).zone).toBe("Europe/Lisbon")
+    // Summer time, as the names mean in the tz database.
+    expect(right(resolveFrom("2026-07-01", "CET")).iso).toBe("2026-07-01T00:00:00+02:00")
+    expect(right(resolveFrom("2026-01-05", "CET")).iso).toBe("2026-01-05T00:00:00+01:00")
+    expect(right(resolveFrom("2026-07-01", "WET")).iso).toBe("2026-07-01T00:00:00+01:00")
+    // Fixed on both sides: kept.
+    expect(right(resolveFrom("2026-07-01", "EST")).zone).toBe("EST")
   })
 
   it("rejects an unknown zone naming from.timezone", () => {

@@ -81,6 +81,22 @@ describe("usage exports in a time zone", () => {
     expect(overlap.lines![1]!.split(",")[5]).toBe("2")
   })
 
+  it("reads CET with summer time in SQL too, as Node does (PostgreSQL's CET abbreviation is +01:00 all year)", async () => {
+    const workspace = await createWorkspace(app.current, "CET")
+    const cetKey = (await createKey(app.current, workspace.id, ["USAGE_EXPORT_API"])).key
+    // 00:30 on 1 July in CET summer time; 23:30 on 30 June read as fixed +01:00.
+    await ingest(app.current, workspace.id, [message("c1", "2026-06-30T22:30:00Z"), message("c2", "2026-07-01T10:00:00Z")])
+    const cet = await runExport(app.current, cetKey, "users", {
+      from: datePoint("2026-07-01", "CET"),
+      to: datePoint("2026-07-02", "CET")
+    })
+    expect(cet.body.data.dateRange).toEqual({ from: "2026-07-01T00:00:00+02:00", to: "2026-07-02T00:00:00+02:00" })
+    expect(periodsOf(cet.lines!)).toEqual(["2026-07-01T00:00:00+02:00,2026-07-02T00:00:00+02:00"])
+    // Both messages on the one day, active hours 0 and 12.
+    expect(cet.lines![1]!.split(",").slice(5, 6)).toEqual(["2"])
+    expect(cet.lines![1]!.split(",").slice(11, 14)).toEqual(["2", "0", "12"])
+  })
+
   it("cuts days in from.timezone and shows to in its own zone", async () => {
     const mixed = await runExport(app.current, key, "users", {
       from: datePoint("2026-01-05T00:00:00", "UTC"),
