@@ -1,5 +1,5 @@
 import { Cache, Context, Data, Duration, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
-import { hashApiKey, isWellFormedApiKey, sameHash, type Scope } from "../domain/apiKey"
+import { hashApiKey, isWellFormedApiKey, sameHash, Scope } from "../domain/apiKey"
 import type { Workspace } from "./Workspaces"
 import { ApiKeys, type KeyWithWorkspace } from "./ApiKeys"
 import { StorageFailure } from "./Workspaces"
@@ -30,19 +30,17 @@ export class AuthFailure extends Data.TaggedError("AuthFailure")<{
   }
 }
 
+const reasons: ReadonlyArray<AuthFailureReason> = ["missing", "malformed", "unknown", "revoked", "scope"]
+
 /**
- * One shared instance per reason and scope: refusals can come in floods (bad keys), and building an
- * Error captures a stack each time, which nothing reads here.
+ * One shared instance per reason and scope, built once: refusals can come in floods (bad keys), and
+ * building an Error captures a stack each time, which nothing reads here.
  */
-const failures = new Map<string, AuthFailure>()
-const authFailure = (reason: AuthFailureReason, scope: Scope): AuthFailure => {
-  const key = `${reason}:${scope}`
-  const known = failures.get(key)
-  if (known) return known
-  const failure = new AuthFailure({ reason, scope })
-  failures.set(key, failure)
-  return failure
-}
+const failures: ReadonlyMap<string, AuthFailure> = new Map(
+  reasons.flatMap((reason) => Scope.literals.map((scope) => [`${reason}:${scope}`, new AuthFailure({ reason, scope })] as const))
+)
+const authFailure = (reason: AuthFailureReason, scope: Scope): AuthFailure => 
+  failures.get(`${reason}:${scope}`) ?? new AuthFailure({ reason, scope })
 
 /** How long a key lookup is trusted: revocation reaches every instance within this time. */
 export const keyCacheTtl = Duration.seconds(1)
