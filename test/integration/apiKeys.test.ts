@@ -22,15 +22,22 @@ describe("API keys", () => {
 
     // No column of any table holds the plaintext key, nor its secret part.
     const dump = await Effect.runPromise(
-      Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ dump: string }>`SELECT string_agg(t::text, ' ') AS dump FROM (
-          SELECT row_to_json(k)::text AS t FROM api_keys k UNION ALL SELECT row_to_json(w)::text FROM workspaces w) s`).pipe(
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const tables = yield* sql<{ name: string }>`
+          SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) AS name
+          FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_type = 'BASE TABLE'`
+        const texts = yield* Effect.forEach(tables, ({ name }) =>
+          sql.unsafe<{ dump: string | null }>(`SELECT string_agg(row_to_json(t)::text, ' ') AS dump FROM ${name} t`))
+        return { tables: tables.map(({ name }) => name), text: texts.map((rows) => rows[0]?.dump ?? "").join(" ") }
+      }).pipe(
         Effect.provide(PgClient.layer({ url: Redacted.make(app.current.env.DATABASE_URL!) })),
         Effect.scoped
       )
     )
-    expect(dump[0]!.dump).toContain(created.id)
-    expect(dump[0]!.dump).not.toContain(created.key.slice(4))
+    expect(dump.tables.length).toBeGreaterThan(5)
+    expect(dump.text).toContain(created.id)
+    expect(dump.text).not.toContain(created.key.slice(4))
   })
 
   it("get past auth with the right scope and 401 without it, per endpoint family", async () => {
@@ -88,6 +95,41 @@ describe("API keys", () => {
         expect(response.status, `${route} ${JSON.stringify(headers)}`).toBe(401)
         check(response.body)
       }
+    }
+  })
+
+  it("answer 401 in each endpoint's own format for revoked and under-scoped keys", async () => {
+    const workspace = await createWorkspace(app.current)
+    const exporter = await createKey(app.current, workspace.id, ["USAGE_EXPORT_API"])
+    const completer = await createKey(app.current, workspace.id, ["COMPLETION_API"])
+    const revoked = await createKey(app.current, workspace.id, ["USAGE_EXPORT_API", "COMPLETION_API"])
+    expect((await call(app.current, "DELETE", `/admin/workspaces/${workspace.id}/api-keys/${revoked.id}`, { token: testAdminToken })).status).toBe(200)
+    const formats = [
+      { route: "/export/users", underScoped: completer.key, shape: (code: string) => ({ success: false, error: { code, message: expect.any(String) } }) },
+      {
+        route: "/provider_a/eu/v1/chat/completions",
+        underScoped: exporter.key,
+        shape: (code: string) => ({ error: { message: expect.any(String), type: "authentication_error", param: null, code } })
+      },
+      {
+        route: "/provider_b/eu/v1/messages",
+        underScoped: exporter.key,
+        shape: () => ({ type: "error", error: { type: "authentication_error", message: expect.any(String) } })
+      },
+      {
+        route: "/provider_c/eu/v1/fim/completions",
+        underScoped: exporter.key,
+        shape: (code: string) => ({ object: "error", message: expect.any(String), type: "authentication_error", param: null, code })
+      }
+    ]
+    for (const { route, shape, underScoped } of formats) {
+      const refusedRevoked = await call(app.current, "POST", route, { token: revoked.key, body: {} })
+      expect(refusedRevoked.status, `${route} revoked`).toBe(401)
+      expect(refusedRevoked.body, `${route} revoked`).toEqual(shape("invalid_api_key"))
+      const refusedScope = await call(app.current, "POST", route, { token: underScoped, body: {} })
+      expect(refusedScope.status, `${route} scope`).toBe(401)
+      expect(refusedScope.body, `${route} scope`).toEqual(shape("insufficient_scope"))
+      expect(JSON.stringify(refusedScope.body)).toContain(route === "/export/users" ? "USAGE_EXPORT_API" : "COMPLETION_API")
     }
   })
 
