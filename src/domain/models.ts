@@ -113,3 +113,27 @@ export const isKnownModel = (
 /** Tokenizer to count a model's tokens with; models outside the catalog (own keys) are estimated. */
 export const tokenizerFor = (provider: ProviderId, family: ModelFamily, model: string): TokenizerHint =>
   findModel(provider, family, model)?.tokenizer ?? "estimate"
+
+/** A request asking for more output than its model can write: which field, what it asked, the model's limit. */
+export interface OutputLimitExceeded {
+  readonly field: string
+  readonly requested: number
+  readonly limit: number
+}
+
+/**
+ * The first of `fields` (output-token fields of a request) above the model's output limit, if any.
+ * Checked before the rate limits: reserving output the model can never write would give a 429
+ * where the provider answers 400. Models outside the catalog (own keys) are left to their provider.
+ */
+export const exceededOutputLimit = (
+  provider: ProviderId,
+  family: ModelFamily,
+  model: string,
+  fields: Readonly<Record<string, number | undefined>>
+): OutputLimitExceeded | undefined => {
+  const limit = findModel(provider, family, model)?.maxOutputTokens
+  if (limit === undefined) return undefined
+  const over = Object.entries(fields).find(([, requested]) => requested !== undefined && requested > limit)
+  return over === undefined ? undefined : { field: over[0], requested: over[1]!, limit }
+}

@@ -1,6 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import type { ChatCompletionRequest } from "../api/schemas/chatCompletions"
-import { isKnownModel, tokenizerFor } from "../domain/models"
+import { exceededOutputLimit, isKnownModel, tokenizerFor } from "../domain/models"
 import { defaultOutputReservation } from "../domain/rateLimits"
 import { chatCompletionsProtocol } from "../domain/protocols/providerA"
 import type { SseEvent } from "../domain/sse"
@@ -46,9 +46,16 @@ export const notFound = (param: "region" | "model", message: string, code: strin
 /** About four characters a token: what a stream cut before its usage chunk is billed for its prompt. */
 export const estimateTokens = (value: unknown): number => Math.ceil(JSON.stringify(value ?? "").length / 4)
 
-/** The text of a conversation that the model reads: contents, names, tool calls and their arguments. */
-export const promptText = (messages: ChatCompletionRequest["messages"]): string =>
-  messages.map((message) => JSON.stringify(message)).join("\n")
+/**
+ * The text the model reads: the conversation (contents, names, tool calls and their arguments) and
+ * the JSON of the tool and legacy function definitions, which the provider bills as prompt too.
+ */
+export const promptText = (request: Pick<ChatCompletionRequest, "messages" | "tools" | "functions">): string =>
+  [
+    ...request.messages.map((message) => JSON.stringify(message)),
+    ...(request.tools !== undefined && request.tools.length > 0 ? [JSON.stringify(request.tools)] : []),
+    ...(request.functions !== undefined && request.functions.length > 0 ? [JSON.stringify(request.functions)] : [])
+  ].join("\n")
 
 /** Output the request may produce: what it asks for, else the documented default reservation. */
 const outputReservation = (request: ChatCompletionRequest): number =>
@@ -70,7 +77,7 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
       /** Prompt tokens with the model family's real encoding; models outside the catalog are estimated. */
       const countPrompt = (request: ChatCompletionRequest) => {
         const encoding = tokenizerFor("provider_a", "chat_completions", request.model)
-        const text = promptText(request.messages)
+        const text = promptText(request)
         return encoding === "estimate" ? Effect.succeed(estimateTokens(text)) : tokenizer.count(encoding, text)
       }
       return {
@@ -81,6 +88,24 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
         if (!isKnownModel("provider_a", "chat_completions", request.model, principal.workspace.settings.byokModels)) {
           return Effect.fail(
             notFound("model", `The model '${request.model}' does not exist or you do not have access to it.`, "model_not_found")
+          )
+        }
+        // A 400 naming the field, as the provider answers; as a reservation it would be a misleading 429.
+        const over = exceededOutputLimit("provider_a", "chat_completions", request.model, {
+          max_completion_tokens: request.max_completion_tokens,
+          max_tokens: request.max_tokens
+        })
+        if (over !== undefined) {
+          return Effect.fail(
+            new ForwardFailure({
+              problem: {
+                status: 400,
+                code: "invalid_value",
+                message: `${over.field} is too large: ${over.requested}. This model supports at most ${over.limit} completion tokens, whereas you provided ${over.requested}.`,
+                param: over.field
+              },
+              headers: {}
+            })
           )
         }
         const stream = request.stream === true

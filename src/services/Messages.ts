@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { MessagesRequest } from "../api/schemas/messages"
 import { AppConfig } from "../config"
-import { findModel, isKnownModel } from "../domain/models"
+import { exceededOutputLimit, isKnownModel } from "../domain/models"
 import { isRecord } from "../domain/protocols/protocol"
 import { messagesProtocol } from "../domain/protocols/providerB"
 import type { Principal } from "./AuthService"
@@ -52,15 +52,15 @@ export class Messages extends Context.Tag("Messages")<Messages, {
             return Effect.fail(notFound("model", `model: ${request.model} does not exist or you do not have access to it.`, "model_not_found"))
           }
           // Refused here, not by the rate limits: a reservation beyond what the model can write would be a 429.
-          const maxOutput = findModel("provider_b", "messages", request.model)?.maxOutputTokens
-          if (maxOutput !== undefined && request.max_tokens > maxOutput) {
+          const over = exceededOutputLimit("provider_b", "messages", request.model, { max_tokens: request.max_tokens })
+          if (over !== undefined) {
             return Effect.fail(
               new ForwardFailure({
                 problem: {
                   status: 400,
                   code: "invalid_value",
-                  message: `max_tokens: ${request.max_tokens} > ${maxOutput}, which is the maximum allowed number of output tokens for ${request.model}.`,
-                  param: "max_tokens"
+                  message: `max_tokens: ${over.requested} > ${over.limit}, which is the maximum allowed number of output tokens for ${request.model}.`,
+                  param: over.field
                 },
                 headers: {}
               })

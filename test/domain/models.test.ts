@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import {
   catalogModelIds,
   DEFAULT_FIM_MODEL,
+  exceededOutputLimit,
   findModel,
   isKnownModel,
   MODEL_CATALOG,
@@ -87,5 +88,17 @@ describe("isKnownModel", () => {
     expect(isKnownModel("provider_b", "messages", "assistantmodel-sonnet-4-20250514", byok)).toBe(false)
     expect(isKnownModel("provider_a", "chat_completions", "chatgen-4o", byok)).toBe(true)
     expect(isKnownModel("provider_a", "chat_completions", "chatgen-4o", {})).toBe(true)
+  })
+})
+
+describe("exceededOutputLimit", () => {
+  it("names the first output field above the model's limit, and leaves models outside the catalog alone", () => {
+    expect(exceededOutputLimit("provider_a", "chat_completions", "chatgen-4o", { max_tokens: 16_384 })).toBeUndefined()
+    expect(exceededOutputLimit("provider_a", "chat_completions", "chatgen-4o", { max_tokens: undefined })).toBeUndefined()
+    expect(exceededOutputLimit("provider_a", "chat_completions", "chatgen-4o", { max_completion_tokens: 10, max_tokens: 16_385 }))
+      .toEqual({ field: "max_tokens", requested: 16_385, limit: 16_384 })
+    expect(exceededOutputLimit("provider_b", "messages", "assistantmodel-3-5-sonnet-20240620", { max_tokens: 9_000 }))
+      .toEqual({ field: "max_tokens", requested: 9_000, limit: 8_192 })
+    expect(exceededOutputLimit("provider_a", "chat_completions", "own-model", { max_tokens: 10_000_000 })).toBeUndefined()
   })
 })

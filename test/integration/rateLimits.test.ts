@@ -72,19 +72,69 @@ describe("rate limits on one instance", () => {
   })
 
   it("refuses at once a request whose estimate alone exceeds the limit, and tells the library not to retry", async () => {
-    const { key } = await limitedWorkspace(app.current, 500)
-    const answer = await chat(app.current, key, { max_tokens: 70_000 })
+    // A low token limit, so that a max_tokens the model can write still exceeds it.
+    const workspace = await createWorkspace(app.current, "small tokens", {
+      rateLimits: { families: { chat_completions: { tokensPerMinute: 10_000 } } }
+    })
+    const { key } = await createKey(app.current, workspace.id, ["COMPLETION_API"])
+    const answer = await chat(app.current, key, { max_tokens: 15_000 })
     expect(answer.status).toBe(429)
     expect(answer.headers.get("x-should-retry")).toBe("false")
     // The limit headers every 429 carries, but no retry-after: waiting would not help.
-    expect(answer.headers.get("x-ratelimit-limit-tokens")).toBe("60000")
-    expect(answer.headers.get("x-ratelimit-remaining-tokens")).toBe("60000")
+    expect(answer.headers.get("x-ratelimit-limit-tokens")).toBe("10000")
+    expect(answer.headers.get("x-ratelimit-remaining-tokens")).toBe("10000")
     expect(answer.headers.get("x-ratelimit-limit-requests")).toBe("500")
     expect(answer.headers.get("x-ratelimit-reset-requests")).toBe("0ms")
     expect(answer.headers.get("retry-after")).toBeNull()
     expect(answer.headers.get("retry-after-ms")).toBeNull()
     const body = (await answer.json()) as { error: { message: string } }
-    expect(body.error.message).toContain("more than the limit of 60000 tokens per minute")
+    expect(body.error.message).toContain("more than the limit of 10000 tokens per minute")
+  })
+
+  it("refuses output beyond the model's limit as a 400 naming the field, not as a 429", async () => {
+    const { key } = await limitedWorkspace(app.current, 500)
+    for (const field of ["max_tokens", "max_completion_tokens"]) {
+      const answer = await chat(app.current, key, { [field]: 70_000 })
+      expect(answer.status).toBe(400)
+      const body = (await answer.json()) as { error: { type: string; code: string; param: string; message: string } }
+      expect(body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_value", param: field })
+      expect(body.error.message).toBe(
+        `${field} is too large: 70000. This model supports at most 16384 completion tokens, whereas you provided 70000.`
+      )
+    }
+    // The messages endpoint makes the same check, in its own words.
+    const messages = await fetch(`${app.current.url}/provider_b/eu/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json", "anthropic-version": "2023-06-01" },
+      body: JSON.stringify({ model: "assistantmodel-sonnet-4-5-20250929", max_tokens: 70_000, messages: user })
+    })
+    expect(messages.status).toBe(400)
+    expect(await messages.json()).toMatchObject({
+      type: "error",
+      error: { type: "invalid_request_error", message: expect.stringContaining("max_tokens: 70000 > 64000") }
+    })
+  })
+
+  it("reserves the tool and function definitions as prompt tokens too", async () => {
+    const parameters = {
+      type: "object",
+      properties: Object.fromEntries(
+        Array.from({ length: 40 }, (_, i) => [`field_${i}`, { type: "string", description: `The value number ${i} the caller passes on.` }])
+      )
+    }
+    // What a fresh workspace has left while the request is in flight: the limit less the reservation.
+    const reserved = async (body: Record<string, unknown>) => {
+      const { key } = await limitedWorkspace(app.current, 500)
+      const answer = await chat(app.current, key, { max_tokens: 10, ...body })
+      expect(answer.status).toBe(200)
+      await answer.text()
+      return 60_000 - Number(answer.headers.get("x-ratelimit-remaining-tokens"))
+    }
+    const plain = await reserved({})
+    const withTools = await reserved({ tools: [{ type: "function", function: { name: "lookup", parameters } }] })
+    const withFunctions = await reserved({ functions: [{ name: "lookup", parameters }] })
+    expect(withTools - plain).toBeGreaterThan(400)
+    expect(withFunctions - plain).toBeGreaterThan(400)
   })
 
   it("reserves tokens before forwarding and settles them to the real use afterwards", async () => {
