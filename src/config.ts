@@ -1,6 +1,9 @@
-import { Config, ConfigError, Context, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
+import { Config, ConfigError, Context, Effect, Either, Layer, LogLevel, Option, ParseResult, Redacted, Schema } from "effect"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { PriceTable } from "./domain/prices"
+import { wirePath } from "./domain/validationIssue"
 
 /** The upstreams the service forwards to: one per provider and region (provider_c serves eu only). */
 export const upstreamIds = ["provider_a_eu", "provider_a_us", "provider_b_eu", "provider_b_us", "provider_c_eu"] as const
@@ -57,6 +60,8 @@ export interface AppConfigShape {
   readonly upstreamMessagesVersion: string
   /** JSON file of model prices (US dollars per million tokens). */
   readonly priceTableFile: string
+  /** The content of priceTableFile, read and checked with the rest of the settings. */
+  readonly priceTable: PriceTable
   readonly upstreamTimeouts: {
     readonly connectMs: number
     readonly firstByteMs: number
@@ -141,6 +146,36 @@ const logLevel = Config.literal("trace", "debug", "info", "warning", "error", "n
   )
 )
 
+const decodePriceTable = Schema.decodeUnknownEither(Schema.parseJson(PriceTable))
+const priceTableExpected = "expected a readable JSON file { \"models\": { \"<model>\": { \"input\": <USD>, \"output\": <USD> } } }"
+
+/** The first decode issue on one line (a ParseError's own message spans several). */
+const firstIssue = (error: ParseResult.ParseError): string => {
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  if (issue === undefined) return error.message
+  const at = wirePath(issue.path)
+  return at === null ? issue.message : `${at}: ${issue.message}`
+}
+
+/**
+ * PRICE_TABLE_FILE is read and decoded here, with the other settings, so that a missing or bad file
+ * stops start-up with the same one line as any other bad setting (the read is synchronous and once).
+ */
+const priceTable = Config.string("PRICE_TABLE_FILE").pipe(
+  Config.withDefault(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../config/prices.json")),
+  Config.map((file) => path.resolve(file)),
+  Config.mapOrFail((file) => {
+    const invalid = (problem: string) => ConfigError.InvalidData(["PRICE_TABLE_FILE"], `${file}: ${problem}; ${priceTableExpected}`)
+    return Either.try({
+      try: () => fs.readFileSync(file, "utf8"),
+      catch: (cause) => invalid(`cannot be read (${cause instanceof Error && "code" in cause ? String(cause.code) : "error"})`)
+    }).pipe(
+      Either.flatMap((text) => Either.mapLeft(decodePriceTable(text), (error) => invalid(`not a valid price table (${firstIssue(error)})`))),
+      Either.map((table) => ({ file, table }))
+    )
+  })
+)
+
 /** Every setting of the service, read from the environment and validated once at start-up. */
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
@@ -204,10 +239,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     Config.validate({ message: "Expected a date such as 2023-06-01", validation: (v) => /^\d{4}-\d{2}-\d{2}$/.test(v) }),
     Config.withDefault("2023-06-01")
   ),
-  priceTableFile: Config.string("PRICE_TABLE_FILE").pipe(
-    Config.withDefault(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../config/prices.json")),
-    Config.map((file) => path.resolve(file))
-  ),
+  priceTable,
   upstreamTimeouts: Config.all({
     connectMs: positiveInt("UPSTREAM_CONNECT_TIMEOUT_MS", 10_000),
     firstByteMs: positiveInt("UPSTREAM_FIRST_BYTE_TIMEOUT_MS", 120_000),
@@ -218,8 +250,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     message: "EXPORT_STORAGE=s3 needs S3_BUCKET",
     validation: (c) => c.exportStorage === "local" || Option.isSome(c.s3.bucket)
   }),
-  Config.map((c) => ({
+  Config.map(({ priceTable, ...c }) => ({
     ...c,
+    priceTableFile: priceTable.file,
+    priceTable: priceTable.table,
     publicUrl: Option.getOrElse(
       c.publicUrl,
       () => `http://${c.host === "0.0.0.0" || c.host === "::" ? "127.0.0.1" : c.host}:${c.port}`

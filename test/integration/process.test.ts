@@ -19,7 +19,8 @@ describe("the service process", () => {
       [{ BASE_PATH: "api" }, /^Invalid configuration: BASE_PATH: Expected .*\/api\/public$/],
       [{ DATABASE_URL: "mysql://x" }, /^Invalid configuration: DATABASE_URL: Expected a postgres/],
       [{ UPSTREAM_PROVIDER_A_EU_URL: "not a url" }, /UPSTREAM_PROVIDER_A_EU_URL: Expected an absolute http\(s\) URL/],
-      [{ EXPORT_STORAGE: "s3" }, /EXPORT_STORAGE=s3 needs S3_BUCKET/]
+      [{ EXPORT_STORAGE: "s3" }, /EXPORT_STORAGE=s3 needs S3_BUCKET/],
+      [{ PRICE_TABLE_FILE: "/nonexistent/prices.json" }, /^Invalid configuration: PRICE_TABLE_FILE: \/nonexistent\/prices\.json: cannot be read/]
     ] as const) {
       const service = spawnService({ ...env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "ws-bad-config-")) })
       expect(await service.exited, JSON.stringify(env)).toBe(1)

@@ -1,0 +1,55 @@
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Either } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { appConfig, type AppConfigShape, describeConfigError } from "../src/config"
+
+/** The settings read from exactly this environment, or the one line a bad one stops start-up with. */
+const read = (env: Record<string, string>): Either.Either<AppConfigShape, string> =>
+  Effect.runSync(
+    Effect.either(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))).pipe(
+      Effect.map(Either.mapLeft(describeConfigError))
+    )
+  )
+
+const errorOf = (env: Record<string, string>): string =>
+  Either.match(read(env), { onLeft: (line) => line, onRight: () => "accepted" })
+
+const tempFile = (name: string, content: string): string => {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ws-config-")), name)
+  fs.writeFileSync(file, content)
+  return file
+}
+
+describe("configuration", () => {
+  it("reads the default price table with the settings", () => {
+    const config = Either.getOrThrow(read({}))
+    expect(config.priceTableFile).toMatch(/config\/prices\.json$/)
+    expect(Object.keys(config.priceTable.models).length).toBeGreaterThan(0)
+  })
+
+  it("uses the price table of PRICE_TABLE_FILE", () => {
+    const file = tempFile("prices.json", JSON.stringify({ models: { "chatgen-4o": { input: 1, output: 2 } } }))
+    const config = Either.getOrThrow(read({ PRICE_TABLE_FILE: file }))
+    expect(config.priceTable.models).toEqual({ "chatgen-4o": { input: 1, output: 2 } })
+  })
+
+  it("refuses a missing, unreadable or invalid PRICE_TABLE_FILE with one line naming it", () => {
+    const missing = path.join(os.tmpdir(), "ws-config-no-such-dir", "prices.json")
+    const cases: ReadonlyArray<readonly [string, RegExp]> = [
+      [missing, /cannot be read \(ENOENT\)/],
+      [path.dirname(tempFile("x", "")), /cannot be read \(EISDIR\)/],
+      [tempFile("bad.json", "{\"models\":"), /not a valid price table/],
+      [tempFile("neg.json", JSON.stringify({ models: { m: { input: -1, output: 1 } } })), /models\.m\.input: a price must be a number ≥ 0/],
+      [tempFile("arr.json", "[]"), /not a valid price table/]
+    ]
+    for (const [file, problem] of cases) {
+      const line = errorOf({ PRICE_TABLE_FILE: file })
+      expect(line).toMatch(new RegExp(`^Invalid configuration: PRICE_TABLE_FILE: ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: `))
+      expect(line).toMatch(problem)
+      expect(line).toContain("expected a readable JSON file")
+      expect(line).not.toContain("\n")
+    }
+  })
+})
