@@ -12,8 +12,8 @@
  *   Raw offsets (`+01:00`, `UTC+1`) are refused: PostgreSQL reads such strings with POSIX (inverted) signs.
  *   The legacy zones `CET`, `MET`, `EET`, `WET` are replaced by their IANA link targets: PostgreSQL reads
  *   those names as fixed-offset abbreviations (CET = +01:00 all year) before zone names, Node as zones
- *   with summer time. A name PostgreSQL does not know at all is refused when the export runs
- *   (see `ExportService`), also naming `<side>.timezone`.
+ *   with summer time. A reporting zone PostgreSQL does not know at all is refused when the export runs
+ *   (see `ExportService`), naming `from.timezone`; `to.timezone` never reaches SQL.
  * - The range is half-open: an event at instant t is exported when `from <= t < to`; `from` must be
  *   strictly before `to` (an empty range is refused, naming `to`).
  * - The reporting zone of an export (its local days, `AT TIME ZONE` in SQL) is `from.timezone`;

@@ -24,7 +24,9 @@
  * costs 0 and has an empty provider. Workflow runs have no cost.
  *
  * Each count query returns one row `{ row_count: number }`: the number of rows the rows query would
- * return (capped at 2^31 - 1), for the 1,000,000-row rule decided before any file is written.
+ * return (capped at 2^31 - 1), for the 1,000,000-row rule decided before any file is written. It also
+ * reads the zone once, so a zone this server does not know is an error (SQLSTATE 22023) even in a
+ * range without events.
  */
 import type { ExportKind } from "./exportLayouts"
 
@@ -342,8 +344,12 @@ export const exportRowsStatement = (kind: ExportKind, input: ExportQueryInput): 
   params: exportSql[kind].rowsUseCatalog ? [...rangeParams(input), catalogParam(input.catalog)] : rangeParams(input)
 })
 
+// A zone PostgreSQL does not know fails every export, not only those with events in range (the
+// queries read the zone per event): a one-time filter, evaluated once before the count.
+const ZONE_CHECK = `(now() AT TIME ZONE ${ZONE}) IS NOT NULL`
+
 /** The count query of an export (one row, `row_count`), with its parameters ($1..$4). */
 export const exportCountStatement = (kind: ExportKind, input: ExportQueryInput): SqlStatement => ({
-  text: exportSql[kind].count,
+  text: `SELECT row_count FROM (\n${exportSql[kind].count}\n) AS counted WHERE ${ZONE_CHECK}`,
   params: rangeParams(input)
 })

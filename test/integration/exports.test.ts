@@ -135,6 +135,35 @@ describe("usage exports", () => {
     expect(malformed.body.success).toBe(false)
   })
 
+  it("answers 400 naming from.timezone for a zone Node knows but the database does not", async () => {
+    // Links dropped from the tz database (2020b, 2017c) that Node's ICU still accepts; PostgreSQL answers 22023.
+    const zone = ["US/Pacific-New", "Canada/East-Saskatchewan"].find((name) => {
+      try {
+        return new Intl.DateTimeFormat("en", { timeZone: name }).resolvedOptions().timeZone !== ""
+      } catch {
+        return false
+      }
+    })
+    expect(zone, "this Node accepts none of the candidate zones: pick another one it knows and PostgreSQL does not").toBeDefined()
+    // With events in range and without any (the zone is read once in any case).
+    for (const body of [range("2026-01-05", "2026-01-07", zone), range("2025-01-01", "2025-02-01", zone)]) {
+      for (const kind of ["users", "models"]) {
+        const answer = await call(app.current, "POST", `/export/${kind}`, { token: key, body })
+        expect(answer.status, `${kind} ${body.from.date}`).toBe(400)
+        expect(answer.body).toMatchObject({
+          success: false,
+          error: { code: "invalid_date_range", field: "from.timezone", message: expect.stringContaining(`"${zone}"`) }
+        })
+      }
+    }
+    // Only the reporting zone reaches the database: an unknown to.timezone is resolved by Node alone.
+    const toOnly = await call(app.current, "POST", "/export/users", {
+      token: key,
+      body: { from: january.from, to: datePoint("2026-01-06T16:00:00", zone!) }
+    })
+    expect(toOnly.status).toBe(200)
+  })
+
   it("answers 401 without a key, with a wrong key and with a key lacking USAGE_EXPORT_API", async () => {
     const completion = await createKey(app.current, workspaceId, ["COMPLETION_API"])
     for (const token of [undefined, "wsk_wrong", `wsk_${"B".repeat(43)}`, completion.key]) {

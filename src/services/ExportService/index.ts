@@ -1,9 +1,9 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Data, Effect, Either, Layer, Redacted, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { AppConfig } from "../../config"
 import { encodeHeader, encodeRows } from "../../domain/csv"
-import { type DatePointInput, type InvalidDatePoint, resolveDateRange } from "../../domain/datePoint"
+import { type DatePointInput, InvalidDatePoint, resolveDateRange } from "../../domain/datePoint"
 import { exportFilePath, type ExportKind, exportLayouts, userIdentifyingColumns } from "../../domain/exportLayouts"
 import { exportCountStatement, exportRowsStatement } from "../../domain/exportQueries"
 import { makeUserPseudonymizer, protectUserColumns, userPrivacyMode } from "../../domain/pseudonym"
@@ -58,6 +58,27 @@ export type ExportFailure =
  */
 const CONCURRENT_EXPORTS = 4
 
+/**
+ * PostgreSQL's "time zone "…" not recognized" (SQLSTATE 22023) for the reporting zone: Node knows the
+ * zone, the database's tz database does not (an older server, or a link ICU still has, such as
+ * US/Pacific-New). The quoted name is matched, not the message text, which the server may translate.
+ */
+const isUnknownZone = (error: SqlError.SqlError, zone: string): boolean => {
+  const cause = error.cause
+  return typeof cause === "object" && cause !== null &&
+    "code" in cause && cause.code === "22023" &&
+    "message" in cause && typeof cause.message === "string" && cause.message.includes(`"${zone}"`)
+}
+
+/** A query failure: the client's fault when the zone is unknown to the database, else the database's. */
+const queryFailure = (zone: string, sentZone: string) => (error: SqlError.SqlError): InvalidDatePoint | StorageFailure =>
+  isUnknownZone(error, zone)
+    ? new InvalidDatePoint({
+      field: "from.timezone",
+      message: `time zone "${sentZone}" is not known to the database: use another IANA identifier of the same zone`
+    })
+    : new StorageFailure({ cause: error })
+
 /** The `<suffix>` of the file name after the layout version: 12 random base-36 characters. */
 const uniqueId = (): string =>
   Array.from(randomBytes(12), (byte) => "0123456789abcdefghijklmnopqrstuvwxyz"[byte % 36]).join("")
@@ -94,10 +115,11 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
             zone: range.zone,
             catalog: prices
           }
+          const failure = queryFailure(range.zone, from.timezone)
           const read = yield* openExportRead(sql, {
             rows: exportRowsStatement(kind, input),
             count: exportCountStatement(kind, input)
-          }).pipe(Effect.mapError((cause) => new StorageFailure({ cause })))
+          }).pipe(Effect.mapError(failure))
           // Decided on the count before anything is written.
           if (read.total === 0) return yield* Effect.fail(new ExportNoData({ kind, reason: "no_rows" }))
           if (read.total > exportMaxRows) {
@@ -115,7 +137,7 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
           const content = Stream.concat(
             Stream.succeed(encodeHeader(layout)),
             read.rows.pipe(
-              Stream.mapError((cause) => new StorageFailure({ cause })),
+              Stream.mapError(failure),
               Stream.map((rows) => {
                 recordCount += rows.length
                 return encode(rows)
