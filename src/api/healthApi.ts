@@ -1,11 +1,16 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 
-export class NotReady extends Schema.TaggedError<NotReady>()(
-  "NotReady",
-  { status: Schema.Literal("unavailable"), reason: Schema.String },
-  HttpApiSchema.annotations({ status: 503 })
-) {}
+const NotReadyBody = Schema.Struct({ status: Schema.Literal("unavailable"), reason: Schema.String }).annotations({ identifier: "NotReady" })
+
+export class NotReady extends Schema.TaggedError<NotReady>()("NotReady", NotReadyBody.fields) {}
+
+/** 503 with `{ status, reason }`: the error's fields only, not its tag. */
+const notReadyResponse = Schema.transform(NotReadyBody, Schema.typeSchema(NotReady), {
+  strict: true,
+  decode: (body) => new NotReady(body),
+  encode: ({ reason, status }) => ({ status, reason })
+}).annotations(HttpApiSchema.annotations({ status: 503 }))
 
 /** Liveness (the process answers) and readiness (the database is reachable and migrated). */
 export class HealthApi extends HttpApiGroup.make("health")
@@ -13,6 +18,6 @@ export class HealthApi extends HttpApiGroup.make("health")
   .add(
     HttpApiEndpoint.get("readyz", "/readyz")
       .addSuccess(Schema.Struct({ status: Schema.Literal("ready"), migration: Schema.Number }))
-      .addError(NotReady)
+      .addError(notReadyResponse)
   )
 {}

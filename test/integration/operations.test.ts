@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest"
+import { query } from "../support/database"
 import { call, useApp } from "../support/testApp"
 
 describe("operations", () => {
@@ -24,10 +25,24 @@ describe("operations", () => {
     expect(messages.body).toMatchObject({ type: "error", error: { type: "request_too_large" } })
   })
 
-  it("answers readiness once migrated", async () => {
+  it("answers readiness once migrated, and 503 while the database is behind the code's migrations", async () => {
     const ready = await call(app.current, "GET", "/readyz")
     expect(ready.status).toBe(200)
     expect(ready.body.status).toBe("ready")
+
+    // As if an older instance's database were in use: the newest migration is not recorded.
+    const url = app.current.env.DATABASE_URL!
+    const [newest] = await query<{ migration_id: number; name: string }>(url, "SELECT migration_id, name FROM effect_sql_migrations ORDER BY migration_id DESC LIMIT 1")
+    await query(url, "DELETE FROM effect_sql_migrations WHERE migration_id = $1", [newest!.migration_id])
+    try {
+      const behind = await call(app.current, "GET", "/readyz")
+      expect(behind.status).toBe(503)
+      expect(behind.body).toEqual({ status: "unavailable", reason: `database at migration ${newest!.migration_id - 1}, expected ${newest!.migration_id}` })
+      expect((await call(app.current, "GET", "/healthz")).status).toBe(200)
+    } finally {
+      await query(url, "INSERT INTO effect_sql_migrations (migration_id, name) VALUES ($1, $2)", [newest!.migration_id, newest!.name])
+    }
+    expect((await call(app.current, "GET", "/readyz")).status).toBe(200)
   })
 
   it("answers unknown routes with 404 in the family's format", async () => {
