@@ -87,14 +87,31 @@ const basePath = Config.string("BASE_PATH").pipe(
   })
 )
 
+const isHttpUrl = (raw: string): boolean => Either.isRight(Either.try(() => new URL(raw))) && /^https?:\/\//.test(raw)
+
 const httpUrl = (name: string) =>
   Config.string(name).pipe(
-    Config.validate({
-      message: "Expected an absolute http(s) URL such as https://host:port",
-      validation: (raw) => Either.isRight(Either.try(() => new URL(raw))) && /^https?:\/\//.test(raw)
-    }),
+    Config.validate({ message: "Expected an absolute http(s) URL such as https://host:port", validation: isHttpUrl }),
     Config.map((raw) => raw.replace(/\/+$/, ""))
   )
+
+/** Download links are PUBLIC_URL + path + `?expires=…`: a query or fragment of its own would break them. */
+const publicUrl = Config.string("PUBLIC_URL").pipe(
+  Config.validate({
+    message: "Expected an absolute http(s) URL without ?query or #fragment, such as https://api.example.com",
+    validation: (raw) => isHttpUrl(raw) && !/[?#]/.test(raw)
+  }),
+  Config.map((raw) => raw.replace(/\/+$/, ""))
+)
+
+/** An empty HOST would be taken as "any address" by the listener yet give links to http://:PORT. */
+const host = Config.string("HOST").pipe(
+  Config.validate({
+    message: "Expected a host name or IP address to listen on, such as 0.0.0.0, 127.0.0.1 or ::",
+    validation: (h) => /^[A-Za-z0-9._%:-]+$/.test(h)
+  }),
+  Config.withDefault("0.0.0.0")
+)
 
 const upstream = (id: UpstreamId) => {
   const prefix = `UPSTREAM_${id.toUpperCase()}`
@@ -176,12 +193,16 @@ const priceTable = Config.string("PRICE_TABLE_FILE").pipe(
   })
 )
 
+/** The host part of default links: a wildcard address is reached on loopback; IPv6 goes in brackets. */
+const linkHost = (listen: string): string =>
+  listen === "0.0.0.0" || listen === "::" ? "127.0.0.1" : listen.includes(":") ? `[${listen}]` : listen
+
 /** Every setting of the service, read from the environment and validated once at start-up. */
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
-  host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
+  host,
   basePath,
-  publicUrl: Config.option(httpUrl("PUBLIC_URL")),
+  publicUrl: Config.option(publicUrl),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data"), Config.map((dir) => path.resolve(dir))),
   databaseUrl: Config.option(
     Config.string("DATABASE_URL").pipe(
@@ -256,7 +277,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     priceTable: priceTable.table,
     publicUrl: Option.getOrElse(
       c.publicUrl,
-      () => `http://${c.host === "0.0.0.0" || c.host === "::" ? "127.0.0.1" : c.host}:${c.port}`
+      () => `http://${linkHost(c.host)}:${c.port}`
     )
   }))
 )

@@ -53,3 +53,29 @@ describe("configuration", () => {
     }
   })
 })
+
+describe("HOST and PUBLIC_URL", () => {
+  it("refuse an empty or malformed HOST with one line naming it", () => {
+    for (const bad of ["", " ", "http://host", "host:8080/x"]) {
+      expect(errorOf({ HOST: bad }), JSON.stringify(bad)).toMatch(/^Invalid configuration: HOST: Expected a host name or IP address/)
+    }
+  })
+
+  it("derive PUBLIC_URL from a good HOST", () => {
+    const publicUrlOf = (env: Record<string, string>) => Either.getOrThrow(read(env)).publicUrl
+    expect(publicUrlOf({})).toBe("http://127.0.0.1:8080")
+    expect(publicUrlOf({ HOST: "api.internal", PORT: "9000" })).toBe("http://api.internal:9000")
+    expect(publicUrlOf({ HOST: "::1" })).toBe("http://[::1]:8080")
+  })
+
+  it("refuse a PUBLIC_URL with a query or fragment, which would break download links", () => {
+    for (const bad of ["https://api.example.com/?a=1", "https://api.example.com#top", "https://api.example.com/x?", "example.com", ""]) {
+      expect(errorOf({ PUBLIC_URL: bad }), bad).toMatch(
+        /^Invalid configuration: PUBLIC_URL: Expected an absolute http\(s\) URL without \?query or #fragment/
+      )
+    }
+    expect(Either.getOrThrow(read({ PUBLIC_URL: "https://api.example.com/gateway/" })).publicUrl).toBe(
+      "https://api.example.com/gateway"
+    )
+  })
+})

@@ -20,7 +20,9 @@ describe("the service process", () => {
       [{ DATABASE_URL: "mysql://x" }, /^Invalid configuration: DATABASE_URL: Expected a postgres/],
       [{ UPSTREAM_PROVIDER_A_EU_URL: "not a url" }, /UPSTREAM_PROVIDER_A_EU_URL: Expected an absolute http\(s\) URL/],
       [{ EXPORT_STORAGE: "s3" }, /EXPORT_STORAGE=s3 needs S3_BUCKET/],
-      [{ PRICE_TABLE_FILE: "/nonexistent/prices.json" }, /^Invalid configuration: PRICE_TABLE_FILE: \/nonexistent\/prices\.json: cannot be read/]
+      [{ PRICE_TABLE_FILE: "/nonexistent/prices.json" }, /^Invalid configuration: PRICE_TABLE_FILE: \/nonexistent\/prices\.json: cannot be read/],
+      [{ HOST: "" }, /^Invalid configuration: HOST: Expected a host name or IP address/],
+      [{ PUBLIC_URL: "https://api.example.com/?x=1" }, /^Invalid configuration: PUBLIC_URL: Expected .* without \?query or #fragment/]
     ] as const) {
       const service = spawnService({ ...env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "ws-bad-config-")) })
       expect(await service.exited, JSON.stringify(env)).toBe(1)
