@@ -99,11 +99,19 @@ const latestValues = <Fields extends Record<string, string | null>>() => {
       }
       known.set(id, entry)
     },
-    // Sorted by id: concurrent batches lock dimension rows in the same order (no deadlock).
-    rows: (): ReadonlyArray<{ readonly external_id: string } & Fields> =>
+    // Sorted by id: concurrent batches lock dimension rows in the same order (no deadlock). Each
+    // field comes with the time of the event that carried it (`<field>_at`), compared in the upsert.
+    rows: (): ReadonlyArray<{ readonly external_id: string } & Record<string, string | null>> =>
       [...known.entries()]
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([externalId, entry]) => ({ external_id: externalId, ...(entry.values as Fields) }))
+        .map(([externalId, entry]) => {
+          const row: Record<string, string | null> = { external_id: externalId, ...entry.values }
+          for (const field of Object.keys(entry.values)) {
+            const at = entry.at[field]
+            row[`${field}_at`] = at === undefined ? null : new Date(at).toISOString()
+          }
+          return row as { readonly external_id: string } & Record<string, string | null>
+        })
   }
 }
 
@@ -166,26 +174,38 @@ const splitBatch = (events: ReadonlyArray<UsageEvent>) => {
 // -------------------------------------------------------------------------------------------------
 // SQL. $1 is the workspace id, $2 a JSON array. json (not jsonb): parsed once, never stored.
 
-/** A field absent from the event keeps the stored value; unchanged rows are not rewritten. */
-const upsertUsers = `INSERT INTO workspace_users (workspace_id, external_id, email, name)
-SELECT $1::uuid, d.external_id, d.email, d.name
-FROM json_to_recordset($2::json) AS d(external_id text, email text, name text)
+/**
+ * A field's value replaces the stored one only if its event is at least as new as the event that
+ * set the stored one: a field absent from the event keeps the stored value, and a retried or late
+ * batch of older events changes nothing. A row is rewritten only when a newer event carries a field
+ * (its time moves on even if the value is the same, so that an older value cannot come back later).
+ */
+const newer = (table: string, field: string) =>
+  `EXCLUDED.${field} IS NOT NULL AND (${table}.${field}_at IS NULL OR EXCLUDED.${field}_at >= ${table}.${field}_at)`
+const kept = (table: string, field: string) =>
+  `${field} = CASE WHEN ${newer(table, field)} THEN EXCLUDED.${field} ELSE ${table}.${field} END,
+      ${field}_at = CASE WHEN ${newer(table, field)} THEN EXCLUDED.${field}_at ELSE ${table}.${field}_at END`
+const changes = (table: string, field: string) =>
+  `(${newer(table, field)}) AND (${table}.${field}, ${table}.${field}_at) IS DISTINCT FROM (EXCLUDED.${field}, EXCLUDED.${field}_at)`
+
+const upsertUsers = `INSERT INTO workspace_users (workspace_id, external_id, email, email_at, name, name_at)
+SELECT $1::uuid, d.external_id, d.email, d.email_at, d.name, d.name_at
+FROM json_to_recordset($2::json) AS d(external_id text, email text, email_at timestamptz, name text, name_at timestamptz)
 ORDER BY d.external_id
 ON CONFLICT (workspace_id, external_id) DO UPDATE
-  SET email = coalesce(EXCLUDED.email, workspace_users.email),
-      name = coalesce(EXCLUDED.name, workspace_users.name),
+  SET ${kept("workspace_users", "email")},
+      ${kept("workspace_users", "name")},
       updated_at = now()
-  WHERE (workspace_users.email, workspace_users.name)
-        IS DISTINCT FROM (coalesce(EXCLUDED.email, workspace_users.email), coalesce(EXCLUDED.name, workspace_users.name))`
+  WHERE ${changes("workspace_users", "email")} OR ${changes("workspace_users", "name")}`
 
 const upsertNamed = (table: "workspace_assistants" | "workspace_projects" | "workspace_workflows") =>
-  `INSERT INTO ${table} (workspace_id, external_id, name)
-SELECT $1::uuid, d.external_id, d.name
-FROM json_to_recordset($2::json) AS d(external_id text, name text)
+  `INSERT INTO ${table} (workspace_id, external_id, name, name_at)
+SELECT $1::uuid, d.external_id, d.name, d.name_at
+FROM json_to_recordset($2::json) AS d(external_id text, name text, name_at timestamptz)
 ORDER BY d.external_id
 ON CONFLICT (workspace_id, external_id) DO UPDATE
-  SET name = EXCLUDED.name, updated_at = now()
-  WHERE ${table}.name IS DISTINCT FROM EXCLUDED.name`
+  SET ${kept(table, "name")}, updated_at = now()
+  WHERE ${changes(table, "name")}`
 
 // Ordered by event id, so two overlapping batches wait on each other instead of deadlocking.
 const insertMessages = `WITH inserted AS (

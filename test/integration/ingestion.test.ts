@@ -91,6 +91,19 @@ describe("event ingestion", () => {
     expect(user).toEqual({ email: "old@example.com", name: "New" })
     const [assistant] = await dbQuery<{ name: string }>(app.current, "SELECT name FROM workspace_assistants WHERE workspace_id = $1", [workspace.id])
     expect(assistant).toEqual({ name: "Second" })
+
+    // A late batch of older events, and a retried older batch, put no old value back.
+    await ingest(app.current, workspace.id, [
+      message("m-late", "2026-01-05T12:00:00Z", { user: { id: "u1", email: "late@example.com", name: "Late" }, assistant: { id: "a1", name: "Late" } })
+    ])
+    await ingest(app.current, workspace.id, [
+      message("m0", "2026-01-04T10:00:00Z", { user: { id: "u1", email: "older@example.com", name: "Older" }, assistant: { id: "a1", name: "Zeroth" } })
+    ])
+    const after = await dbQuery<{ email: string; name: string }>(app.current, "SELECT email, name FROM workspace_users WHERE workspace_id = $1", [workspace.id])
+    // The late event is the newest to carry an email (m2 had none), and older than m2's name.
+    expect(after).toEqual([{ email: "late@example.com", name: "New" }])
+    const assistantAfter = await dbQuery<{ name: string }>(app.current, "SELECT name FROM workspace_assistants WHERE workspace_id = $1", [workspace.id])
+    expect(assistantAfter).toEqual([{ name: "Second" }])
   })
 
   it("answers 400 for a body that is not a batch, 404 for an unknown workspace and 401 without the admin token", async () => {
