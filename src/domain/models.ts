@@ -23,6 +23,11 @@ export interface ModelInfo {
   /** Most tokens the model generates in one answer; undefined for embeddings. */
   readonly maxOutputTokens: number | undefined
   readonly tokenizer: TokenizerHint
+  /**
+   * A reasoning model: its provider refuses `max_tokens` and takes `max_completion_tokens`
+   * (which also bounds the hidden reasoning tokens).
+   */
+  readonly reasoning: boolean
 }
 
 /** Per provider, the models a workspace that brings its own provider keys may use. */
@@ -30,13 +35,14 @@ export type ByokModels = Partial<Record<ProviderId, ReadonlyArray<string>>>
 
 export const DEFAULT_FIM_MODEL = "codemodel-2501"
 
-const chat = (id: string, contextLength: number, maxOutputTokens: number): ModelInfo => ({
+const chat = (id: string, contextLength: number, maxOutputTokens: number, kind: "reasoning" | "plain" = "plain"): ModelInfo => ({
   id,
   provider: "provider_a",
   family: "chat_completions",
   contextLength,
   maxOutputTokens,
-  tokenizer: "o200k_base"
+  tokenizer: "o200k_base",
+  reasoning: kind === "reasoning"
 })
 
 const messages = (id: string, maxOutputTokens: number): ModelInfo => ({
@@ -45,23 +51,25 @@ const messages = (id: string, maxOutputTokens: number): ModelInfo => ({
   family: "messages",
   contextLength: 200_000,
   maxOutputTokens,
-  tokenizer: "estimate"
+  tokenizer: "estimate",
+  reasoning: false
 })
 
 export const MODEL_CATALOG: ReadonlyArray<ModelInfo> = [
-  chat("chatgen-5", 400_000, 128_000),
-  chat("chatgen-5-mini", 400_000, 128_000),
-  chat("chatgen-5-nano", 400_000, 128_000),
+  chat("chatgen-5", 400_000, 128_000, "reasoning"),
+  chat("chatgen-5-mini", 400_000, 128_000, "reasoning"),
+  chat("chatgen-5-nano", 400_000, 128_000, "reasoning"),
+  // The chat variant is not a reasoning model: it takes max_tokens.
   chat("chatgen-5-chat", 128_000, 16_384),
   chat("chatgen-4.1", 1_047_576, 32_768),
   chat("chatgen-4.1-mini", 1_047_576, 32_768),
   chat("chatgen-4.1-nano", 1_047_576, 32_768),
-  chat("o4-mini", 200_000, 100_000),
-  chat("o3", 200_000, 100_000),
-  chat("o3-mini", 200_000, 100_000),
-  chat("o1", 200_000, 100_000),
-  chat("o1-mini", 128_000, 65_536),
-  chat("o1-preview", 128_000, 32_768),
+  chat("o4-mini", 200_000, 100_000, "reasoning"),
+  chat("o3", 200_000, 100_000, "reasoning"),
+  chat("o3-mini", 200_000, 100_000, "reasoning"),
+  chat("o1", 200_000, 100_000, "reasoning"),
+  chat("o1-mini", 128_000, 65_536, "reasoning"),
+  chat("o1-preview", 128_000, 32_768, "reasoning"),
   chat("chatgen-4o", 128_000, 16_384),
   chat("chatgen-4o-mini", 128_000, 16_384),
   {
@@ -71,7 +79,8 @@ export const MODEL_CATALOG: ReadonlyArray<ModelInfo> = [
     // The spec's limit per input.
     contextLength: 8_192,
     maxOutputTokens: undefined,
-    tokenizer: "cl100k_base"
+    tokenizer: "cl100k_base",
+    reasoning: false
   },
   messages("assistantmodel-sonnet-4-5-20250929", 64_000),
   messages("assistantmodel-sonnet-4-20250514", 64_000),
@@ -83,7 +92,8 @@ export const MODEL_CATALOG: ReadonlyArray<ModelInfo> = [
     family: "fim",
     contextLength: 256_000,
     maxOutputTokens: undefined,
-    tokenizer: "estimate"
+    tokenizer: "estimate",
+    reasoning: false
   }
 ]
 
@@ -109,6 +119,10 @@ export const isKnownModel = (
   const ownModels = byokModels?.[provider]
   return ownModels !== undefined ? ownModels.includes(model) : findModel(provider, family, model) !== undefined
 }
+
+/** Whether a provider_a chat model is a reasoning model (takes max_completion_tokens, refuses max_tokens). */
+export const isReasoningModel = (model: string): boolean =>
+  findModel("provider_a", "chat_completions", model)?.reasoning === true
 
 /** Tokenizer to count a model's tokens with; models outside the catalog (own keys) are estimated. */
 export const tokenizerFor = (provider: ProviderId, family: ModelFamily, model: string): TokenizerHint =>

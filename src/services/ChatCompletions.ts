@@ -1,6 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import type { ChatCompletionRequest } from "../api/schemas/chatCompletions"
-import { exceededOutputLimit, isKnownModel, tokenizerFor } from "../domain/models"
+import { exceededOutputLimit, isKnownModel, isReasoningModel, tokenizerFor } from "../domain/models"
 import { defaultOutputReservation } from "../domain/rateLimits"
 import { chatCompletionsProtocol } from "../domain/protocols/providerA"
 import type { SseEvent } from "../domain/sse"
@@ -21,6 +21,12 @@ export const upstreamChatBody = (request: ChatCompletionRequest): Record<string,
   const body: Record<string, unknown> = { ...request }
   for (const field of unsupported) delete body[field]
   if (request.stream === true) body.stream_options = { include_usage: true }
+  // The spec accepts max_tokens for every model, but the provider refuses it for reasoning models
+  // and asks for max_completion_tokens (which wins when both are given, as it does here).
+  if (request.max_tokens !== undefined && isReasoningModel(request.model)) {
+    delete body.max_tokens
+    body.max_completion_tokens = request.max_completion_tokens ?? request.max_tokens
+  }
   return body
 }
 

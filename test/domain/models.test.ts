@@ -5,6 +5,7 @@ import {
   exceededOutputLimit,
   findModel,
   isKnownModel,
+  isReasoningModel,
   MODEL_CATALOG,
   tokenizerFor
 } from "../../src/domain/models"
@@ -100,5 +101,15 @@ describe("exceededOutputLimit", () => {
     expect(exceededOutputLimit("provider_b", "messages", "assistantmodel-3-5-sonnet-20240620", { max_tokens: 9_000 }))
       .toEqual({ field: "max_tokens", requested: 9_000, limit: 8_192 })
     expect(exceededOutputLimit("provider_a", "chat_completions", "own-model", { max_tokens: 10_000_000 })).toBeUndefined()
+  })
+})
+
+describe("isReasoningModel", () => {
+  it("marks the models whose provider takes max_completion_tokens instead of max_tokens", () => {
+    const reasoning = ["o1", "o1-mini", "o1-preview", "o3", "o3-mini", "o4-mini", "chatgen-5", "chatgen-5-mini", "chatgen-5-nano"]
+    expect(SPEC_CHAT_MODELS.filter(isReasoningModel)).toEqual(expect.arrayContaining(reasoning))
+    expect(SPEC_CHAT_MODELS.filter(isReasoningModel)).toHaveLength(reasoning.length)
+    expect(isReasoningModel("chatgen-5-chat")).toBe(false)
+    expect(isReasoningModel("own-model")).toBe(false)
   })
 })

@@ -250,4 +250,18 @@ describe("provider_a through the openai client library", () => {
     const rows = await eventually(() => usageRows(app.current, workspaceId), (r) => r.some((row) => row.stream && row.outcome === "failed"))
     expect(rows.some((row) => row.stream && row.outcome === "failed" && row.status === 200)).toBe(true)
   })
+
+  it("sends a reasoning model's max_tokens upstream as max_completion_tokens, which the provider requires", async () => {
+    // The simulator, like the provider, refuses max_tokens for o3: this succeeds only because the service rewrites it.
+    const completion = await client.chat.completions.create({
+      model: "o3",
+      messages: user("[simulator output_tokens=200] Tell a long story."),
+      max_tokens: 5
+    })
+    expect(completion.object).toBe("chat.completion")
+    expect(completion.choices[0]?.finish_reason).toBe("length")
+    expect(completion.usage?.completion_tokens).toBe(5)
+    const streamed = await client.chat.completions.create({ model: "chatgen-5", messages: user("hi"), max_tokens: 20, stream: true })
+    for await (const _chunk of streamed) { /* drained: no error means the upstream took it */ }
+  })
 })

@@ -11,7 +11,7 @@ import { SimulatorError } from "../simulatorError"
 import { dataEvent, doneEvent } from "../../domain/sse"
 import { chunkPieces, generateProse, type ShapedOutput, shapeOutput, type TokenPiece } from "../textGenerator"
 import { SimulatorTokenizer, type TokenCounter } from "../tokenizer"
-import { type ChatCompletionRequest, type ChatMessage, ChatCompletionRequest as RequestSchema, knownChatCompletionFields } from "./chatCompletionsRequest"
+import { type ChatCompletionRequest, type ChatMessage, ChatCompletionRequest as RequestSchema, knownChatCompletionFields, reasoningModels } from "./chatCompletionsRequest"
 import { providerADialect } from "./dialect"
 
 type FinishReason = "stop" | "length" | "tool_calls" | "function_call"
@@ -324,6 +324,13 @@ export const chatCompletionsEndpoint: SimulatedEndpoint<SimulatorTokenizer> = {
           message: `The model \`${request.model}\` does not exist or you do not have access to it.`,
           code: "model_not_found"
         })
+      }
+      if (reasoningModels.has(request.model) && request.max_tokens !== undefined && request.max_tokens !== null) {
+        return yield* invalid(
+          "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+          ["max_tokens"],
+          "unsupported_parameter"
+        )
       }
       yield* checkConsistency(request)
       const maxTokens = request.max_completion_tokens ?? request.max_tokens ?? undefined

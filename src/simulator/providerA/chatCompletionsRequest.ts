@@ -99,3 +99,16 @@ export const knownChatCompletionFields: ReadonlySet<string> = new Set([
   "prompt_cache_retention",
   "safety_identifier"
 ])
+
+/** provider_a's reasoning models: they refuse max_tokens and take max_completion_tokens. */
+export const reasoningModels: ReadonlySet<string> = new Set([
+  "o1",
+  "o1-mini",
+  "o1-preview",
+  "o3",
+  "o3-mini",
+  "o4-mini",
+  "chatgen-5",
+  "chatgen-5-mini",
+  "chatgen-5-nano"
+])

@@ -216,5 +216,28 @@ describe("provider_a chat completions", () => {
         expect((jsonWithoutInstruction as Error).message).toMatch(/json/)
       })
     )
+
+    it.effect("refuses max_tokens for reasoning models, as the provider does, and takes max_completion_tokens", () =>
+      Effect.gen(function* () {
+        const providerA = yield* client
+        const messages = [{ role: "user" as const, content: "hi" }]
+        for (const model of ["o3", "chatgen-5-mini"]) {
+          const refused = yield* failureOf(() => providerA.chat.completions.create({ model, messages, max_tokens: 50 }))
+          expect(refused).toBeInstanceOf(ProviderAClient.BadRequestError)
+          const error = refused as InstanceType<typeof ProviderAClient.BadRequestError>
+          expect(error.param).toBe("max_tokens")
+          expect(error.code).toBe("unsupported_parameter")
+          expect(error.type).toBe("invalid_request_error")
+          expect(error.error).toMatchObject({
+            message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
+          })
+        }
+        const accepted = yield* Effect.promise(() => providerA.chat.completions.create({ model: "o3", messages, max_completion_tokens: 50 }))
+        expect(accepted.object).toBe("chat.completion")
+        // Not every model of the family reasons: the chat variant still takes max_tokens.
+        const chatVariant = yield* Effect.promise(() => providerA.chat.completions.create({ model: "chatgen-5-chat", messages, max_tokens: 50 }))
+        expect(chatVariant.object).toBe("chat.completion")
+      })
+    )
   })
 })
