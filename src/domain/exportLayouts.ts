@@ -149,7 +149,10 @@ const models: ExportLayout = {
     text("provider", "provider_a, provider_b or provider_c; for platform messages from the model catalog (empty if unknown)"),
     text("region", "Region of the forwarded request (eu, us); empty for platform messages"),
     integer("requests", "Platform messages, or API requests including failed ones"),
-    integer("failed_requests", "API requests answered with an HTTP status of 400 or more; 0 for platform messages"),
+    integer(
+      "failed_requests",
+      "API requests answered with an HTTP status of 400 or more, or streams that failed after a 200 (not those the client cancelled); 0 for platform messages"
+    ),
     ...tokens,
     costUsd,
     integer("latency_avg_ms", "Mean latency of the API requests, milliseconds, rounded; empty for platform messages")

@@ -294,7 +294,9 @@ g AS (
   LEFT JOIN prices p ON p.model = t.model
   UNION ALL
   SELECT ${localDay("a", API)}, 'api', a.model, a.provider, a.region,
-         count(*), count(*) FILTER (WHERE a.status >= 400), sum(a.input_tokens), sum(a.output_tokens),
+         -- A stream cut by an upstream failure was answered 200 but failed; a cancelled one (the client
+         -- went away) did not fail.
+         count(*), count(*) FILTER (WHERE a.status >= 400 OR a.outcome = 'failed'), sum(a.input_tokens), sum(a.output_tokens),
          round(sum(a.cost_usd), 6), round(avg(a.latency_ms))::bigint
   FROM api_requests a
   WHERE ${inRange("a", API)}

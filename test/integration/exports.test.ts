@@ -56,10 +56,14 @@ describe("usage exports", () => {
     await ingest(app.current, workspace.id, activity)
     await dbQuery(
       app.current,
-      `INSERT INTO api_requests (workspace_id, created_at, key_id, status, input_tokens, output_tokens, latency_ms, cost_usd,
-                                 endpoint, provider, region, model)
-       VALUES ($1, '2026-01-05T12:00:00Z', gen_random_uuid(), 200, 10, 20, 100, 0.25, 'chat_completions', 'provider_a', 'eu', 'chatgen-4o'),
-              ($1, '2026-01-05T13:00:00Z', gen_random_uuid(), 500, 0, 0, 300, 0, 'chat_completions', 'provider_a', 'eu', 'chatgen-4o')`,
+      `INSERT INTO api_requests (workspace_id, created_at, key_id, status, outcome, stream, input_tokens, output_tokens,
+                                 latency_ms, cost_usd, endpoint, provider, region, model)
+       VALUES ($1, '2026-01-05T12:00:00Z', gen_random_uuid(), 200, 'completed', false, 10, 20, 100, 0.25, 'chat_completions', 'provider_a', 'eu', 'chatgen-4o'),
+              ($1, '2026-01-05T13:00:00Z', gen_random_uuid(), 500, 'failed', false, 0, 0, 300, 0, 'chat_completions', 'provider_a', 'eu', 'chatgen-4o'),
+              -- A stream the upstream cut midway: answered 200, failed.
+              ($1, '2026-01-05T14:00:00Z', gen_random_uuid(), 200, 'failed', true, 5, 7, 200, 0.05, 'chat_completions', 'provider_a', 'eu', 'chatgen-4o'),
+              -- A stream the client cancelled: not a failure.
+              ($1, '2026-01-05T15:00:00Z', gen_random_uuid(), 200, 'cancelled', true, 3, 4, 400, 0.02, 'chat_completions', 'provider_a', 'eu', 'chatgen-4o')`,
       [workspace.id]
     )
   })
@@ -103,8 +107,9 @@ describe("usage exports", () => {
       `${DAY_6},p1,Launch,1,0,1,5,6,0.000073`
     ])
     expect(expectResult(await runExport(app.current, key, "models", january), "models")).toEqual([
-      // API traffic carries its recorded cost; latency is the mean of 100 and 300 ms.
-      `${DAY_5},api,chatgen-4o,provider_a,eu,2,1,10,20,0.250000,200`,
+      // API traffic carries its recorded cost; latency is the mean of 100, 300, 200 and 400 ms. Failed: the
+      // 500 and the stream cut after its 200, not the cancelled stream.
+      `${DAY_5},api,chatgen-4o,provider_a,eu,4,2,18,31,0.320000,250`,
       // assistantmodel-sonnet-4-5: 3 in, 15 out: 1 × 3 + 2 × 15 = 33 → 0.000033
       `${DAY_5},platform,assistantmodel-sonnet-4-5-20250929,provider_b,,1,0,1,2,0.000033,`,
       `${DAY_5},platform,chatgen-4o,provider_a,,1,0,100,200,0.002250,`,
