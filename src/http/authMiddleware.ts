@@ -111,7 +111,7 @@ export const AdminAuthLive = Layer.effect(
     const config = yield* AppConfig
     const token = Option.isSome(config.adminToken)
       ? config.adminToken.value
-      : (yield* LocalSecrets).adminToken
+      : yield* (yield* LocalSecrets).adminToken
     const expected = digest(Redacted.value(token))
     const refused = problemAs("admin", { status: 401, code: "unauthorized", message: "A valid admin token is required." })
     return AdminAuth.of({

@@ -15,9 +15,8 @@ export const DatabaseLive = Layer.unwrapScoped(
     const config = yield* AppConfig
     const url = Option.isSome(config.databaseUrl)
       ? config.databaseUrl.value
-      : yield* Effect.flatMap(LocalSecrets, (secrets) =>
-        startEmbeddedPostgres({ directory: path.join(config.dataDir, "postgres"), password: secrets.postgresPassword })
-      ).pipe(
+      : yield* Effect.flatMap(LocalSecrets, (secrets) => secrets.postgresPassword).pipe(
+        Effect.flatMap((password) => startEmbeddedPostgres({ directory: path.join(config.dataDir, "postgres"), password })),
         Effect.tap(({ port }) => Effect.logInfo("embedded PostgreSQL started").pipe(Effect.annotateLogs({ port }))),
         Effect.map(({ url }) => url)
       )

@@ -1,4 +1,4 @@
-import { Context, Data, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Context, Data, Effect, Layer, LogLevel, Logger, Option, Redacted, Schema } from "effect"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -11,51 +11,74 @@ export class LocalSecretsError extends Data.TaggedError("LocalSecretsError")<{
 
 const SecretsFile = Schema.Struct({
   postgresPassword: Schema.String,
-  adminToken: Schema.String
+  adminToken: Schema.String,
+  /** Whether the operator was shown the admin token (it is shown once, when first used). */
+  adminTokenShown: Schema.optionalWith(Schema.Boolean, { default: () => false })
 })
+type SecretsFile = typeof SecretsFile.Type
 
 /**
  * Secrets the single-instance setup keeps under DATA_DIR (mode 0600): the embedded database's
- * password and the generated admin token. Multi-instance deployments set ADMIN_TOKEN and
- * DATABASE_URL instead, and these are then unused.
+ * password and the generated admin token. Read, or created, only when one of them is needed: a
+ * deployment with DATABASE_URL and ADMIN_TOKEN never touches DATA_DIR for them.
  */
 export class LocalSecrets extends Context.Tag("LocalSecrets")<LocalSecrets, {
-  readonly postgresPassword: Redacted.Redacted
-  readonly adminToken: Redacted.Redacted
+  readonly postgresPassword: Effect.Effect<Redacted.Redacted, LocalSecretsError>
+  /** The generated admin token, shown to the operator in the log the first time it is used. */
+  readonly adminToken: Effect.Effect<Redacted.Redacted, LocalSecretsError>
 }>() {
   static readonly layer = Layer.effect(
     LocalSecrets,
     Effect.gen(function*() {
       const config = yield* AppConfig
       const file = path.join(config.dataDir, "secrets.json")
-      const existing = yield* Effect.try({
-        try: () => (fs.existsSync(file) ? Option.some(fs.readFileSync(file, "utf8")) : Option.none()),
-        catch: (cause) => new LocalSecretsError({ message: `cannot read ${file}`, cause })
+
+      const write = (secrets: SecretsFile, flag: "wx" | "w") =>
+        Effect.try({
+          try: () => {
+            fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o755 })
+            fs.writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600, flag })
+          },
+          catch: (cause) => new LocalSecretsError({ message: `cannot write ${file}`, cause })
+        })
+
+      const readOrCreate = Effect.gen(function*() {
+        const existing = yield* Effect.try({
+          try: () => (fs.existsSync(file) ? Option.some(fs.readFileSync(file, "utf8")) : Option.none()),
+          catch: (cause) => new LocalSecretsError({ message: `cannot read ${file}`, cause })
+        })
+        if (Option.isSome(existing)) {
+          return yield* Schema.decodeUnknown(Schema.parseJson(SecretsFile))(existing.value).pipe(
+            Effect.mapError((cause) => new LocalSecretsError({ message: `${file} is not valid; remove it to regenerate`, cause }))
+          )
+        }
+        const fresh: SecretsFile = {
+          postgresPassword: crypto.randomBytes(24).toString("base64url"),
+          adminToken: `wsadm_${crypto.randomBytes(32).toString("base64url")}`,
+          adminTokenShown: false
+        }
+        yield* write(fresh, "wx")
+        return fresh
       })
-      if (Option.isSome(existing)) {
-        const parsed = yield* Schema.decodeUnknown(Schema.parseJson(SecretsFile))(existing.value).pipe(
-          Effect.mapError((cause) => new LocalSecretsError({ message: `${file} is not valid; remove it to regenerate`, cause }))
-        )
-        return { postgresPassword: Redacted.make(parsed.postgresPassword), adminToken: Redacted.make(parsed.adminToken) }
+      const secrets = yield* Effect.cached(readOrCreate)
+
+      const adminToken = yield* Effect.cached(Effect.gen(function*() {
+        const current = yield* secrets
+        if (!current.adminTokenShown) {
+          // Whatever LOG_LEVEL says: without this line the operator has no way in.
+          yield* Effect.logWarning("ADMIN_TOKEN is not set: using the generated one saved in DATA_DIR (shown this once)").pipe(
+            Effect.annotateLogs({ adminToken: current.adminToken, file }),
+            Logger.withMinimumLogLevel(LogLevel.All)
+          )
+          yield* write({ ...current, adminTokenShown: true }, "w")
+        }
+        return Redacted.make(current.adminToken)
+      }))
+
+      return {
+        postgresPassword: Effect.map(secrets, (s) => Redacted.make(s.postgresPassword)),
+        adminToken
       }
-      const fresh = {
-        postgresPassword: crypto.randomBytes(24).toString("base64url"),
-        adminToken: `wsadm_${crypto.randomBytes(32).toString("base64url")}`
-      }
-      yield* Effect.try({
-        try: () => {
-          fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o755 })
-          fs.writeFileSync(file, JSON.stringify(fresh, null, 2), { mode: 0o600, flag: "wx" })
-        },
-        catch: (cause) => new LocalSecretsError({ message: `cannot write ${file}`, cause })
-      })
-      if (Option.isNone(config.adminToken)) {
-        // Printed once, when generated; afterwards it is only in the file.
-        yield* Effect.logWarning("ADMIN_TOKEN is not set: generated one and saved it").pipe(
-          Effect.annotateLogs({ adminToken: fresh.adminToken, file })
-        )
-      }
-      return { postgresPassword: Redacted.make(fresh.postgresPassword), adminToken: Redacted.make(fresh.adminToken) }
     })
   )
 }

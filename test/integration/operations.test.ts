@@ -1,3 +1,5 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { query } from "../support/database"
 import { call, useApp } from "../support/testApp"
@@ -43,6 +45,10 @@ describe("operations", () => {
       await query(url, "INSERT INTO effect_sql_migrations (migration_id, name) VALUES ($1, $2)", [newest!.migration_id, newest!.name])
     }
     expect((await call(app.current, "GET", "/readyz")).status).toBe(200)
+  })
+
+  it("keeps no secrets file under DATA_DIR when DATABASE_URL and ADMIN_TOKEN are both given", () => {
+    expect(fs.existsSync(path.join(app.current.env.DATA_DIR!, "secrets.json"))).toBe(false)
   })
 
   it("answers unknown routes with 404 in the family's format", async () => {

@@ -100,5 +100,15 @@ describe("the service process", () => {
     expect(await service.exited).toBe(0)
     // Stopped accepting: nothing listens any more.
     await expect(fetch(`${base}/healthz`)).rejects.toThrow()
+
+    // The embedded database's password was saved with a generated admin token that nobody was shown
+    // (ADMIN_TOKEN was set): the first run that uses it shows it, whatever LOG_LEVEL says.
+    const secrets = JSON.parse(fs.readFileSync(path.join(dataDir, "secrets.json"), "utf8")) as { adminToken: string }
+    expect(service.output().stdout).not.toContain(secrets.adminToken)
+    const without = spawnService({ DATA_DIR: dataDir, PORT: port, HOST: "127.0.0.1", LOG_LEVEL: "error" })
+    await waitForOk(`${base}/readyz`)
+    expect(without.output().stdout).toContain(secrets.adminToken)
+    without.child.kill("SIGTERM")
+    expect(await without.exited).toBe(0)
   }, 120_000)
 })
