@@ -153,6 +153,55 @@ describe("rate limits on one instance", () => {
     expect(remaining).toBeLessThan(60_000)
   })
 
+  it("limits each model on its own: a full model leaves the family's other models and embeddings admitted", async () => {
+    const workspace = await createWorkspace(app.current, "per model", {
+      rateLimits: { models: { "chatgen-4o": { requestsPerMinute: 2 } } }
+    })
+    const { key } = await createKey(app.current, workspace.id, ["COMPLETION_API"])
+    const first = await chat(app.current, key)
+    expect(first.status).toBe(200)
+    // The headers report the tightest bucket: the model's, not the family's 500.
+    expect(first.headers.get("x-ratelimit-limit-requests")).toBe("2")
+    expect((await chat(app.current, key)).status).toBe(200)
+    const refused = await chat(app.current, key)
+    expect(refused.status).toBe(429)
+    const body = (await refused.json()) as { error: { code: string; message: string } }
+    expect(body.error.code).toBe("rate_limit_exceeded")
+    expect(body.error.message).toContain("model chatgen-4o")
+    expect(refused.headers.get("x-ratelimit-remaining-requests")).toBe("0")
+
+    // Same family, another model: its own bucket, and the family's has plenty left.
+    const sibling = await chat(app.current, key, { model: "chatgen-4o-mini" })
+    expect(sibling.status).toBe(200)
+    expect(sibling.headers.get("x-ratelimit-limit-requests")).toBe("500")
+    // Three taken from the family's bucket (the refusal took nothing), less what refilled meanwhile.
+    expect(Number(sibling.headers.get("x-ratelimit-remaining-requests"))).toBeGreaterThanOrEqual(497)
+    expect(Number(sibling.headers.get("x-ratelimit-remaining-requests"))).toBeLessThan(500)
+    const embeddings = await fetch(`${app.current.url}/provider_a/eu/v1/embeddings`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "text-embedding-ada-002", input: "hello" })
+    })
+    expect(embeddings.status).toBe(200)
+    expect(embeddings.headers.get("x-ratelimit-remaining-requests")).toBe("499")
+  })
+
+  it("reconciles a stream's reservation to the usage it reports", async () => {
+    const { key } = await limitedWorkspace(app.current, 500)
+    // The client does not ask for usage: the service asks the upstream for it anyway, to settle.
+    const stream = await chat(app.current, key, { stream: true, max_tokens: 5_000 })
+    expect(stream.status).toBe(200)
+    expect(Number(stream.headers.get("x-ratelimit-remaining-tokens"))).toBeLessThanOrEqual(60_000 - 5_000)
+    const text = await stream.text()
+    expect(text).not.toContain('"usage"')
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const next = await chat(app.current, key, { max_tokens: 10 })
+    // Unsettled, the 5,000 reserved would still be missing; settled, only the few hundred used are.
+    const remaining = Number(next.headers.get("x-ratelimit-remaining-tokens"))
+    expect(remaining).toBeGreaterThan(58_000)
+    expect(remaining).toBeLessThan(60_000)
+  })
+
   it("puts the headers on streams and on usage exports too", async () => {
     const { key } = await limitedWorkspace(app.current, 500)
     const stream = await chat(app.current, key, { stream: true })
@@ -235,6 +284,20 @@ describe("rate limits across two instances sharing Redis", () => {
     const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => chat(i % 2 === 0 ? open : closed, key)))
     expect(answers.filter((a) => a.status === 200)).toHaveLength(10)
     expect(answers.filter((a) => a.status === 429)).toHaveLength(20)
+  })
+
+  it("refill in the shared store: after retry-after-ms a request gets in, on either instance", async () => {
+    // 30 a minute: one request back every 2 s, whichever instance took them.
+    const { key } = await limitedWorkspace(open, 30)
+    const burst = await Promise.all(Array.from({ length: 31 }, (_, i) => chat(i % 2 === 0 ? open : closed, key)))
+    expect(burst.filter((a) => a.status === 200)).toHaveLength(30)
+    const refused = burst.find((a) => a.status === 429)!
+    const wait = Number(refused.headers.get("retry-after-ms"))
+    expect(wait).toBeGreaterThan(0)
+    expect(wait).toBeLessThanOrEqual(2_000)
+    expect((await chat(open, key)).status).toBe(429)
+    await new Promise((resolve) => setTimeout(resolve, wait + 50))
+    expect((await chat(closed, key)).status).toBe(200)
   })
 
   it("fail open or closed while Redis is away, as configured, and recover when it is back", async () => {
