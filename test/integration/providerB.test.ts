@@ -213,6 +213,16 @@ describe("provider_b messages through the provider's official client library", (
     expect(any.stop_reason).toBe("tool_use")
   })
 
+  it("forwards the provider's own tools (a versioned type, no input schema) next to custom ones", async () => {
+    const withServerTool = await client.messages.create({
+      model,
+      max_tokens: 100,
+      messages: user("Search the news"),
+      tools: [{ type: "web_search_20250305", name: "web_search", max_uses: 1 }, ...tools]
+    })
+    expect(withServerTool.type).toBe("message")
+  })
+
   it("accepts base64 image blocks of the four media types, and refuses others and image URLs with 400", async () => {
     for (const media_type of ["image/png", "image/jpeg", "image/gif", "image/webp"] as const) {
       const message = await client.messages.create({

@@ -80,6 +80,18 @@ export const DocumentBlockParam = looseBlock("document")
 export const SearchResultBlockParam = looseBlock("search_result")
 export const ThinkingBlockParam = looseBlock("thinking")
 export const RedactedThinkingBlockParam = looseBlock("redacted_thinking")
+/** What the provider's own (server) tools left in the history: sent back as they came. */
+export const ServerToolBlockParams = [
+  looseBlock("server_tool_use"),
+  looseBlock("web_search_tool_result"),
+  looseBlock("web_fetch_tool_result"),
+  looseBlock("code_execution_tool_result"),
+  looseBlock("bash_code_execution_tool_result"),
+  looseBlock("text_editor_code_execution_tool_result"),
+  looseBlock("mcp_tool_use"),
+  looseBlock("mcp_tool_result"),
+  looseBlock("container_upload")
+] as const
 
 const toolResultBlocks = Schema.Array(
   Schema.Union(TextBlockParam, ImageBlockParam, DocumentBlockParam, SearchResultBlockParam)
@@ -101,7 +113,8 @@ export const ContentBlockParam = Schema.Union(
   DocumentBlockParam,
   SearchResultBlockParam,
   ThinkingBlockParam,
-  RedactedThinkingBlockParam
+  RedactedThinkingBlockParam,
+  ...ServerToolBlockParams
 )
 export type ContentBlockParam = typeof ContentBlockParam.Type
 
@@ -130,13 +143,26 @@ export const SystemPrompt = Schema.Union(
   Schema.Array(TextBlockParam).annotations({ title: "an array of text blocks" })
 )
 
-export const ToolDefinition = Schema.Struct({
+/** A tool of the caller's own: the model sees its name, description and input schema. */
+export const CustomToolDefinition = Schema.Struct({
   name: nonEmptyString("tools[].name"),
   description: optionalParam(string("tools[].description")),
   input_schema: jsonObject("tools[].input_schema (a JSON Schema)"),
   type: optionalParam(Schema.Literal("custom")),
   cache_control: optionalParam(CacheControl)
 }, OtherMembers)
+
+/**
+ * One of the provider's own tools (web search, code execution, …), named by a versioned type such
+ * as `web_search_20250305`: no input schema; its other options are the provider's to check.
+ */
+export const ServerToolDefinition = Schema.Struct({
+  type: Schema.String.pipe(Schema.pattern(/^[a-z][a-z0-9_]*_\d{8}$/)),
+  name: nonEmptyString("tools[].name"),
+  cache_control: optionalParam(CacheControl)
+}, OtherMembers)
+
+export const ToolDefinition = Schema.Union(CustomToolDefinition, ServerToolDefinition)
 export type ToolDefinition = typeof ToolDefinition.Type
 
 export const ToolChoice = Schema.Union(

@@ -77,6 +77,13 @@ describe("MessagesRequest", () => {
     ["stream", true],
     ["system", "You are terse."],
     ["tools", [{ name: "lookup", description: "Look up", input_schema: { type: "object" } }]],
+    // The provider's own tools: a versioned type, no input schema.
+    ["tools", [{ type: "web_search_20250305", name: "web_search", max_uses: 3 }, { type: "custom", name: "lookup", input_schema: { type: "object" } }]],
+    ["messages", [
+      { role: "user", content: "Search for it" },
+      { role: "assistant", content: [{ type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "it" } }, { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [] }] },
+      { role: "user", content: "Thanks" }
+    ]],
     ["tool_choice", { type: "auto" }],
     ["tool_choice", { type: "any", disable_parallel_tool_use: true }],
     ["tool_choice", { type: "none" }],
@@ -143,7 +150,7 @@ describe("MessagesRequest", () => {
       body: userBlocks([{ type: "video" }]),
       param: "messages[0].content[0].type",
       message:
-        "messages[0].content[0].type: expected one of text, image, tool_use, tool_result, document, search_result, thinking, redacted_thinking, got \"video\""
+        "messages[0].content[0].type: expected one of text, image, tool_use, tool_result, document, search_result, thinking, redacted_thinking, server_tool_use, web_search_tool_result, web_fetch_tool_result, code_execution_tool_result, bash_code_execution_tool_result, text_editor_code_execution_tool_result, mcp_tool_use, mcp_tool_result, container_upload, got \"video\""
     },
     {
       name: "unsupported image media type",
@@ -271,6 +278,13 @@ describe("MessagesRequest", () => {
       body: withField("tools", [{ name: "lookup", input_schema: { type: "object" } }, { name: "b", input_schema: [] }]),
       param: "tools[1].input_schema",
       message: "tools[].input_schema (a JSON Schema) must be a JSON object, got []."
+    },
+    {
+      // Not one of the provider's versioned tools, so taken for a custom tool, which needs its schema.
+      name: "tool of an unversioned type",
+      body: withField("tools", [{ type: "web_search", name: "web_search" }]),
+      param: "tools[0].input_schema",
+      message: "Missing required parameter: 'tools[0].input_schema'."
     },
     {
       name: "tool without name",
