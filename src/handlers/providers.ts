@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, FiberRef } from "effect"
 import { WorkspaceApi } from "../api/Api"
 import { CurrentPrincipal } from "../api/security"
@@ -25,12 +25,12 @@ export const ProviderAHandlers = HttpApiBuilder.group(WorkspaceApi, "provider_a"
           respond("provider_a", embeddings.create(principal, path.region, payload, requestId))))
   }))
 
-/** The caller's anthropic-version and anthropic-beta headers are not read: the service speaks its own version upstream. */
+/** The caller's anthropic-version header is not read (the service speaks its own version upstream); anthropic-beta is passed on. */
 export const ProviderBHandlers = HttpApiBuilder.group(WorkspaceApi, "provider_b", (handlers) =>
   Effect.map(Messages, (messages) =>
     handlers.handle("messages", ({ path, payload }) =>
-      Effect.flatMap(caller, ({ principal, requestId }) =>
-        respond("provider_b", messages.create(principal, path.region, payload, requestId))))))
+      Effect.flatMap(Effect.zip(caller, HttpServerRequest.HttpServerRequest), ([{ principal, requestId }, request]) =>
+        respond("provider_b", messages.create(principal, path.region, payload, requestId, request.headers["anthropic-beta"]))))))
 
 export const ProviderCHandlers = HttpApiBuilder.group(WorkspaceApi, "provider_c", (handlers) =>
   Effect.map(FimCompletions, (fim) =>

@@ -25,7 +25,13 @@ type ProviderFormat = "provider_a" | "provider_b" | "provider_c"
 interface LaneRoute {
   readonly format: ProviderFormat
   readonly allowXApiKey: boolean
-  readonly serve: (principal: Principal, region: string, body: unknown, requestId: string) => Effect.Effect<Forwarded, ForwardFailure | Refusal>
+  readonly serve: (
+    principal: Principal,
+    region: string,
+    body: unknown,
+    requestId: string,
+    headers: http.IncomingHttpHeaders
+  ) => Effect.Effect<Forwarded, ForwardFailure | Refusal>
 }
 
 /** A refusal the lane answers: a plain value, not an Error, so that floods of refusals capture no stacks. */
@@ -114,8 +120,9 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
         ["provider_b/v1/messages", {
           format: "provider_b",
           allowXApiKey: true,
-          serve: (principal, region, body, requestId) =>
-            Effect.flatMap(decoded(MessagesRequest, body), (payload) => messages.create(principal, region, payload, requestId))
+          serve: (principal, region, body, requestId, headers) =>
+            Effect.flatMap(decoded(MessagesRequest, body), (payload) =>
+              messages.create(principal, region, payload, requestId, oneHeader(headers["anthropic-beta"])))
         }],
         ["provider_c/v1/fim/completions", {
           format: "provider_c",
@@ -144,7 +151,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
           // As the framework reads it: an empty body is null (then refused by the payload's schema).
           const json = body.length === 0 ? null : parseJson(body.toString("utf8"))
           if (json === undefined) return yield* Effect.fail(refused(malformedBody))
-          const forwarded = yield* route.serve(principal, region, json, requestId).pipe(
+          const forwarded = yield* route.serve(principal, region, json, requestId, request.headers).pipe(
             Effect.catchTag("ForwardFailure", ({ headers, problem }) => Effect.fail(refused(problem, headers)))
           )
           if (forwarded._tag === "Json") {
@@ -195,6 +202,10 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
     })
   )
 }
+
+/** A header sent more than once is read as Node joins it for the framework: comma-separated. */
+const oneHeader = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
+  typeof value === "string" || value === undefined ? value : value.join(", ")
 
 const safeDecode = (segment: string): string | undefined => {
   try {

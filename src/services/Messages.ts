@@ -29,22 +29,44 @@ export const estimateInputTokens = (request: MessagesRequest): number => {
   return Math.ceil(text.length / 4) + mediaBlocks * tokensPerMediaBlock
 }
 
+/** The protocol's beta header: a comma-separated list of feature names. */
+const betaFeatures = /^[A-Za-z0-9._-]+(\s*,\s*[A-Za-z0-9._-]+)*$/
+
+const invalidBeta = new ForwardFailure({
+  problem: {
+    status: 400,
+    code: "invalid_request_error",
+    message: "anthropic-beta: expected a comma-separated list of beta feature names.",
+    param: "anthropic-beta"
+  },
+  headers: {}
+})
+
 export class Messages extends Context.Tag("Messages")<Messages, {
+  /**
+   * `beta` is the caller's beta header: passed upstream (it turns on the features whose fields
+   * the body may carry), unlike the caller's version header, which the service sets itself.
+   */
   readonly create: (
     principal: Principal,
     region: string,
     request: MessagesRequest,
-    requestId: string | undefined
+    requestId: string | undefined,
+    beta?: string | undefined
   ) => Effect.Effect<Forwarded, ForwardFailure>
 }>() {
   static readonly layer = Layer.effect(
     Messages,
     Effect.gen(function*() {
       const forwarder = yield* Forwarder
-      // The upstream gets the version this service speaks; the caller's version and beta headers are never forwarded.
-      const upstreamHeaders = { "anthropic-version": (yield* AppConfig).upstreamMessagesVersion }
+      // The upstream gets the version this service speaks; the caller's version header is never forwarded.
+      const versionHeader = { "anthropic-version": (yield* AppConfig).upstreamMessagesVersion }
       return {
-        create: (principal, region, request, requestId) => {
+        create: (principal, region, request, requestId, beta) => {
+          const trimmedBeta = beta?.trim()
+          if (trimmedBeta !== undefined && trimmedBeta !== "" && (trimmedBeta.length > 1_000 || !betaFeatures.test(trimmedBeta))) {
+            return Effect.fail(invalidBeta)
+          }
           if (!regionsOf.provider_b.includes(region)) {
             return Effect.fail(notFound("region", `Region '${region}' does not exist. Use eu or us.`, "region_not_found"))
           }
@@ -79,7 +101,7 @@ export class Messages extends Context.Tag("Messages")<Messages, {
             path: "/v1/messages",
             body: request,
             stream: request.stream === true,
-            upstreamHeaders,
+            upstreamHeaders: trimmedBeta ? { ...versionHeader, "anthropic-beta": trimmedBeta } : versionHeader,
             estimatedInputTokens: inputTokens,
             requestId
           })

@@ -141,12 +141,34 @@ describe("messages forwarding against a misbehaving upstream", () => {
     expect(seen.path).toBe("/v1/messages")
     expect(seen.headers["x-api-key"]).toBe("upstream-secret")
     expect(seen.headers["anthropic-version"]).toBe("2023-01-01")
-    expect(seen.headers["anthropic-beta"]).toBeUndefined()
+    // The caller's beta header turns on features its body may use: it is the one header passed on.
+    expect(seen.headers["anthropic-beta"]).toBe("some-beta-2099-01-01")
     expect(seen.headers.authorization).toBeUndefined()
     expect(JSON.stringify(seen.headers)).not.toContain(key)
     expect(seen.headers["x-stainless-lang"]).toBeUndefined()
     expect(seen.headers.cookie).toBeUndefined()
     expect(seen.body).toEqual({ model, max_tokens: 50, messages: [{ role: "user", content: "hello" }] })
+  })
+
+  it("refuses a malformed beta header with 400 naming it, before anything goes upstream", async () => {
+    const before = upstream.seen.length
+    const response = await fetch(`${app.url}/provider_b/eu/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json", "anthropic-beta": "feature one; drop table" },
+      body: JSON.stringify({ model, max_tokens: 50, messages: [{ role: "user", content: "hello" }] })
+    })
+    expect(response.status).toBe(400)
+    expect(await response.json()).toEqual({
+      type: "error",
+      error: { type: "invalid_request_error", message: "anthropic-beta: expected a comma-separated list of beta feature names." }
+    })
+    expect(upstream.seen.length).toBe(before)
+    const several = await client.messages.create(
+      { model, max_tokens: 50, messages: [{ role: "user", content: "hello" }] },
+      { headers: { "anthropic-beta": "feature-a-2025-01-01, feature-b-2025-02-02" } }
+    )
+    expect(several.type).toBe("message")
+    expect(upstream.seen.at(-1)!.headers["anthropic-beta"]).toBe("feature-a-2025-01-01, feature-b-2025-02-02")
   })
 
   it("passes the upstream's own 4xx through in the messages format, and its refusal of our key as 502", async () => {
