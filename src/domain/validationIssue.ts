@@ -53,6 +53,12 @@ export const fromFormatterIssues = (
   if (sameField.some((issue) => issue._tag === "Missing")) {
     return { param, message: `Missing required parameter: '${param ?? "body"}'.` }
   }
+  const unexpected = sameField.find((issue) => issue._tag === "Unexpected")
+  if (unexpected !== undefined) {
+    // Effect's wording: `is unexpected, expected: "families" | "models"`.
+    const known = /expected: (.+)$/.exec(unexpected.message)?.[1]?.replaceAll("\"", "").split(" | ").join(", ")
+    return { param, message: `Unknown parameter: '${param ?? "body"}'${known ? ` (expected one of ${known})` : ""}.` }
+  }
   if (param === null) return { param, message: "The request body must be a JSON object." }
 
   const parsed = sameField.flatMap((issue) => {
@@ -72,7 +78,8 @@ const DEFAULT_TYPE_MESSAGE = /^Expected ([\s\S]+?), actual ([\s\S]*)$/
 const DEFAULT_TAG_MESSAGES = new Set(["is missing", "is unexpected", "is forbidden"])
 
 const isDefaultMessage = (issue: ParseResult.ArrayFormatterIssue): boolean =>
-  issue._tag === "Missing" || DEFAULT_TAG_MESSAGES.has(issue.message) || DEFAULT_TYPE_MESSAGE.test(issue.message)
+  issue._tag === "Missing" || issue._tag === "Unexpected" || DEFAULT_TAG_MESSAGES.has(issue.message) ||
+  DEFAULT_TYPE_MESSAGE.test(issue.message)
 
 interface Expectation {
   readonly expected: string

@@ -113,11 +113,13 @@ describe("fromFormatterIssues", () => {
     })
   })
 
-  it("prefixes Effect's other default wordings with the parameter", () => {
+  it("names an unknown field, with the known ones when Effect lists them", () => {
     expect(fromFormatterIssues([{ _tag: "Unexpected", path: ["extra"], message: "is unexpected" }])).toEqual({
       param: "extra",
-      message: "extra: is unexpected"
+      message: "Unknown parameter: 'extra'."
     })
+    expect(fromFormatterIssues([{ _tag: "Unexpected", path: ["limits", "fam"], message: 'is unexpected, expected: "families" | "models"' }]))
+      .toEqual({ param: "limits.fam", message: "Unknown parameter: 'limits.fam' (expected one of families, models)." })
   })
 
   it("cuts long values", () => {
