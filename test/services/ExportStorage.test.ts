@@ -4,7 +4,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { ExportStorage } from "../../src/services/ExportStorage/index"
-import { makeLocalExportStorage } from "../../src/services/ExportStorage/local"
+import { makeLocalExportStorage, sweepExpiredExports } from "../../src/services/ExportStorage/local"
 import { makeMemoryExportStorage } from "../../src/services/ExportStorage/memory"
 
 const filePath = "users-usage/6f1c2b3a-0000-4000-8000-000000000001/users-usage-20260105-20260112-v1-abc123.csv"
@@ -77,6 +77,29 @@ describe("ExportStorage.local", () => {
       expect(`${link.origin}${link.pathname}`).toBe(`http://files.example/base/downloads/${filePath}`)
       expect(link.searchParams.get("expires")).toBe(String(1_800_000_000 + 600))
       expect(link.searchParams.get("signature")).toMatch(/^[0-9a-f]{64}$/)
+    }))
+
+  it.effect("sweeps files whose links have all expired and partial files a crash left, and nothing else", () =>
+    Effect.gen(function*() {
+      const { root, storage } = localStorage()
+      const old = filePath.replace("v1-abc123", "v1-old")
+      yield* storage.write(old, Stream.make("old\r\n"))
+      yield* storage.write(filePath, Stream.make("fresh\r\n"))
+      fs.mkdirSync(path.join(root, ".partial"), { recursive: true })
+      fs.writeFileSync(path.join(root, ".partial", "crashed.part"), "half")
+      fs.writeFileSync(path.join(root, ".partial", "running.part"), "half")
+      fs.writeFileSync(path.join(root, "notes.txt"), "not an export")
+      const now = Date.now()
+      const ago = (ms: number) => new Date(now - ms)
+      // Links live 600 s here: the old file is past that, the fresh one is not.
+      fs.utimesSync(path.join(root, old), ago(601_000), ago(601_000))
+      fs.utimesSync(path.join(root, filePath), ago(599_000), ago(599_000))
+      fs.utimesSync(path.join(root, ".partial", "crashed.part"), ago(7 * 3_600_000), ago(7 * 3_600_000))
+      fs.utimesSync(path.join(root, "notes.txt"), ago(30 * 86_400_000), ago(30 * 86_400_000))
+
+      expect(yield* sweepExpiredExports(root, 600, now)).toBe(2)
+      expect(filesUnder(root).sort()).toEqual([".partial/running.part", filePath, "notes.txt"].sort())
+      expect(yield* sweepExpiredExports(path.join(root, "missing"), 600, now)).toBe(0)
     }))
 })
 

@@ -1,5 +1,5 @@
 import { NodeStream } from "@effect/platform-node"
-import { Clock, Effect, Exit, Layer, Option, Redacted, Stream } from "effect"
+import { Clock, Duration, Effect, Exit, Layer, Option, Redacted, Schedule, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -99,14 +99,53 @@ export const makeLocalExportStorage = (options: {
   })
 }
 
-/** Local storage as configured: DATA_DIR/exports, links from PUBLIC_URL + BASE_PATH. */
-export const layer = Layer.effect(
+/** A partial file this old belongs to no running export (they take seconds): a crash left it. */
+const abandonedPartialMs = 6 * 60 * 60 * 1000
+
+/**
+ * Removes the export files whose links have all expired (a file is linked only when written, so
+ * once its age passes the link lifetime nobody can download it) and partial files left by a crash.
+ * Returns how many files went.
+ */
+export const sweepExpiredExports = (root: string, linkTtlSeconds: number, now: number): Effect.Effect<number> =>
+  Effect.promise(async () => {
+    const entries = await fs.promises.readdir(root, { recursive: true, withFileTypes: true }).catch(() => [])
+    let removed = 0
+    for (const entry of entries) {
+      if (!entry.isFile()) continue
+      const file = path.join(entry.parentPath, entry.name)
+      const inPartialDir = path.dirname(file) === path.join(root, ".partial")
+      const exportFile = isExportFilePath(path.relative(root, file).split(path.sep).join("/"))
+      if (!inPartialDir && !exportFile) continue
+      const stat = await fs.promises.stat(file).catch(() => undefined)
+      const maxAgeMs = inPartialDir ? abandonedPartialMs : linkTtlSeconds * 1000
+      if (stat === undefined || now - stat.mtimeMs <= maxAgeMs) continue
+      await fs.promises.rm(file, { force: true })
+      removed += 1
+    }
+    return removed
+  })
+
+const sweepEvery = Duration.minutes(10)
+
+/**
+ * Local storage as configured: DATA_DIR/exports, links from PUBLIC_URL + BASE_PATH. Expired files
+ * are swept at start and every ten minutes, so the folder does not grow without end.
+ */
+export const layer = Layer.scoped(
   ExportStorage,
   Effect.gen(function*() {
     const config = yield* AppConfig
     const secret = yield* SigningSecret
+    const root = path.join(config.dataDir, "exports")
+    const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) => sweepExpiredExports(root, config.exportLinkTtlSeconds, now)).pipe(
+      Effect.tap((removed) =>
+        removed === 0 ? Effect.void : Effect.logInfo("expired export files removed").pipe(Effect.annotateLogs({ removed, root }))
+      )
+    )
+    yield* Effect.forkScoped(Effect.repeat(sweep, Schedule.spaced(sweepEvery)))
     return makeLocalExportStorage({
-      root: path.join(config.dataDir, "exports"),
+      root,
       linkBase: `${config.publicUrl}${config.basePath}`,
       linkTtlSeconds: config.exportLinkTtlSeconds,
       linkKey: Redacted.value(secret.linkKey)
