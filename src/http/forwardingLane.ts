@@ -17,7 +17,8 @@ import { checkKey } from "./authMiddleware"
 import { type Problem, wireError } from "./errorFormat"
 import { decodeProblem, malformedBody, tooLarge } from "./failureToProblem"
 import { writeStream } from "./forwardedResponse"
-import { requestIdFor, requestIdHeaders, withRequestContext } from "./requestContext"
+import { accessLogFor, endStatus } from "./accessLog"
+import { requestIdFor, requestIdHeaders } from "./requestContext"
 
 type ProviderFormat = "provider_a" | "provider_b" | "provider_c"
 
@@ -102,7 +103,9 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
       const embeddings = yield* Embeddings
       const messages = yield* Messages
       const fim = yield* FimCompletions
-      const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+      const runtime = yield* Effect.runtime<never>()
+      const runFork = Runtime.runFork(runtime)
+      const accessLog = accessLogFor(runtime)
 
       const routes = new Map<string, LaneRoute>([
         ["provider_a/v1/chat/completions", {
@@ -132,7 +135,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
         }]
       ])
 
-      const serve = (route: LaneRoute, region: string, request: http.IncomingMessage, response: http.ServerResponse) => {
+      const serve = (route: LaneRoute, region: string, path: string, request: http.IncomingMessage, response: http.ServerResponse) => {
         const requestId = requestIdFor(request.headers["x-request-id"] as string | undefined)
         const idHeaders = requestIdHeaders(requestId)
         const answerProblem = (problem: Problem, headers: Readonly<Record<string, string>>) => {
@@ -165,7 +168,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
           // A defect is not the caller's fault: logged, and answered with 500 if nothing was sent yet.
           Effect.catchAllDefect((defect) =>
             Effect.zipRight(
-              Effect.logError("request failed", defect),
+              Effect.logError("request failed", defect).pipe(Effect.annotateLogs({ requestId })),
               Effect.sync(() => {
                 if (!response.headersSent) return answerProblem(internalError, {})
                 response.destroy()
@@ -173,7 +176,19 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
               })
             ))
         )
-        const fiber = runFork(withRequestContext(answer, { requestId, method: "POST", url: request.url ?? "" }, (status) => status))
+        const started = performance.now()
+        const fiber = runFork(answer)
+        // The request's log line, written once the fiber has ended: no log call inside it.
+        fiber.addObserver((exit) =>
+          accessLog({
+            requestId,
+            method: "POST",
+            path,
+            status: endStatus(exit),
+            durationMs: Math.round((performance.now() - started) * 10) / 10,
+            fiberId: FiberId.threadName(fiber.id())
+          })
+        )
         // A client that goes away stops the work done for it (and the upstream exchange).
         response.once("close", () => {
           if (!response.writableEnded) fiber.unsafeInterruptAsFork(FiberId.none)
@@ -195,7 +210,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
           }
           const region = safeDecode(match[2]!)
           if (region === undefined) return false
-          serve(route, region, request, response)
+          serve(route, region, path, request, response)
           return true
         }
       }

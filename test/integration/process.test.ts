@@ -98,6 +98,18 @@ describe("the service process", () => {
     expect(answer.status).toBe(200)
     expect(((await answer.json()) as { object: string }).object).toBe("chat.completion")
     expect(await service.exited).toBe(0)
+    // One JSON line for the request, with its id, status and duration.
+    const requestLines = service.output().stdout.split("\n").filter((line) => line.includes('"message":"request"')).map((line) => JSON.parse(line))
+    expect(requestLines).toContainEqual(expect.objectContaining({
+      logLevel: "INFO",
+      annotations: {
+        requestId: answer.headers.get("x-request-id"),
+        method: "POST",
+        path: "/provider_a/eu/v1/chat/completions",
+        status: 200,
+        durationMs: expect.any(Number)
+      }
+    }))
     // Stopped accepting: nothing listens any more.
     await expect(fetch(`${base}/healthz`)).rejects.toThrow()
 

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Logger, LogLevel } from "effect"
+import { vi } from "vitest"
+import { accessLogFor, accessLogLine, endStatus } from "../../src/http/accessLog"
+import { JsonLogger } from "../../src/logger"
+
+const entry = { requestId: "req_1", method: "POST", path: "/provider_a/eu/v1/chat/completions", status: 200, durationMs: 1.5, fiberId: "#7" }
+
+/** What a function writes to stdout while it runs. */
+const stdoutOf = (run: () => void): Array<string> => {
+  const written: Array<string> = []
+  const spy = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
+    written.push(String(chunk))
+    return true
+  })
+  try {
+    run()
+  } finally {
+    spy.mockRestore()
+  }
+  return written
+}
+
+describe("the access log", () => {
+  it("writes the line the JSON logger would write for the same entry", () => {
+    const [viaLogger] = stdoutOf(() =>
+      Effect.runSync(
+        Effect.logInfo("request").pipe(
+          Effect.annotateLogs({ requestId: entry.requestId, method: entry.method, path: entry.path, status: entry.status, durationMs: entry.durationMs }),
+          Effect.provide(JsonLogger)
+        )
+      )
+    )
+    const expected = JSON.parse(viaLogger!)
+    const line = accessLogLine(entry, new Date("2026-11-23T10:00:00.000Z"))
+    expect(line.endsWith("\n")).toBe(true)
+    const written = JSON.parse(line)
+    expect(written).toEqual({ ...expected, timestamp: "2026-11-23T10:00:00.000Z", fiberId: "#7" })
+    expect(Object.keys(written)).toEqual(Object.keys(expected))
+  })
+
+  it("writes only when the runtime's minimum level lets info through", () => {
+    const at = (level: LogLevel.LogLevel) =>
+      Effect.runSync(Effect.runtime<never>().pipe(Logger.withMinimumLogLevel(level)))
+    expect(stdoutOf(() => accessLogFor(at(LogLevel.Info))(entry))).toHaveLength(1)
+    expect(stdoutOf(() => accessLogFor(at(LogLevel.Debug))(entry))).toHaveLength(1)
+    expect(stdoutOf(() => accessLogFor(at(LogLevel.Warning))(entry))).toEqual([])
+    expect(stdoutOf(() => accessLogFor(at(LogLevel.None))(entry))).toEqual([])
+  })
+
+  it("takes the answer's status, or 500 when the serving failed or was interrupted", () => {
+    expect(endStatus(Exit.succeed(429))).toBe(429)
+    expect(endStatus(Exit.die("boom"))).toBe(500)
+    expect(endStatus(Exit.interrupt(Effect.runSync(Effect.fiberId)))).toBe(500)
+  })
+})
