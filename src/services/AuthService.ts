@@ -1,7 +1,8 @@
-import { Cache, Context, Data, Duration, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
+import { Context, Data, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { hashApiKey, isWellFormedApiKey, sameHash, Scope } from "../domain/apiKey"
 import type { Workspace } from "./Workspaces"
 import { ApiKeys, type KeyWithWorkspace } from "./ApiKeys"
+import { expiringLookup } from "./expiringLookup"
 import { StorageFailure } from "./Workspaces"
 
 /** Who is calling: the key, its scopes and its workspace (with settings, at most a second old). */
@@ -53,47 +54,50 @@ export class AuthService extends Context.Tag("AuthService")<AuthService, {
     AuthService,
     Effect.gen(function*() {
       const keys = yield* ApiKeys
-      const cache = yield* Cache.makeWith({
-        capacity: 100_000,
-        lookup: (hashHex: string) => keys.findByHash(Buffer.from(hashHex, "hex")),
-        // Storage failures are not remembered: the next request asks again.
-        timeToLive: Exit.match({ onFailure: () => Duration.zero, onSuccess: () => keyCacheTtl })
+      // Storage failures are not remembered: the next request asks again.
+      const findKey = expiringLookup({
+        lookup: (hashHex) => keys.findByHash(Buffer.from(hashHex, "hex")),
+        timeToLive: keyCacheTtl,
+        capacity: 100_000
       })
 
-      // Last-used times are collected in memory and written in one batch every few seconds.
-      const lastUsed = yield* Ref.make(new Map<string, Date>())
-      const flush = Effect.flatMap(Ref.getAndSet(lastUsed, new Map()), (batch) =>
-        keys.recordLastUsed(batch).pipe(
+      // Last-used times are collected in memory (a map owned by this service, replaced at each
+      // flush) and written in one batch every few seconds.
+      let lastUsed = new Map<string, Date>()
+      const flush = Effect.suspend(() => {
+        const batch = lastUsed
+        lastUsed = new Map()
+        return keys.recordLastUsed(batch).pipe(
           // A failed write puts the batch back; newer times win when merged.
           Effect.catchAll(() =>
-            Ref.update(lastUsed, (pending) => {
+            Effect.sync(() => {
               const merged = new Map(batch)
-              for (const [id, at] of pending) merged.set(id, at)
-              return merged
+              for (const [id, at] of lastUsed) merged.set(id, at)
+              lastUsed = merged
             })
           )
-        ))
+        )
+      })
       yield* Effect.forkScoped(Effect.repeat(flush, Schedule.spaced(lastUsedFlushInterval)))
       yield* Effect.addFinalizer(() => flush)
 
-      const check = (found: Option.Option<KeyWithWorkspace>, hash: Buffer, scope: Scope) =>
-        Effect.gen(function*() {
-          if (Option.isNone(found) || !sameHash(found.value.keyHash, hash)) {
-            return yield* Effect.fail(authFailure("unknown", scope))
-          }
-          const key = found.value
-          if (key.revoked) return yield* Effect.fail(authFailure("revoked", scope))
-          if (!key.scopes.includes(scope)) return yield* Effect.fail(authFailure("scope", scope))
-          yield* Ref.update(lastUsed, (map) => map.set(key.keyId, new Date()))
-          return { keyId: key.keyId, scopes: key.scopes, workspace: key.workspace }
+      const check = (found: Option.Option<KeyWithWorkspace>, hash: Buffer, scope: Scope): Effect.Effect<Principal, AuthFailure> => {
+        if (Option.isNone(found) || !sameHash(found.value.keyHash, hash)) return Effect.fail(authFailure("unknown", scope))
+        const key = found.value
+        if (key.revoked) return Effect.fail(authFailure("revoked", scope))
+        if (!key.scopes.includes(scope)) return Effect.fail(authFailure("scope", scope))
+        return Effect.clockWith((clock) => {
+          lastUsed.set(key.keyId, new Date(clock.unsafeCurrentTimeMillis()))
+          return Effect.succeed({ keyId: key.keyId, scopes: key.scopes, workspace: key.workspace })
         })
+      }
 
       return {
         authenticate: (token, scope) => {
           if (token === undefined || token.trim() === "") return Effect.fail(authFailure("missing", scope))
           if (!isWellFormedApiKey(token)) return Effect.fail(authFailure("malformed", scope))
           const hash = hashApiKey(token)
-          return Effect.flatMap(cache.get(hash.toString("hex")), (found) => check(found, hash, scope))
+          return Effect.flatMap(findKey(hash.toString("hex")), (found) => check(found, hash, scope))
         }
       }
     })

@@ -17,8 +17,19 @@ export class Tokenizer extends Context.Tag("Tokenizer")<Tokenizer, {
         cl100k_base: yield* Effect.cached(Effect.promise(() => import("gpt-tokenizer/encoding/cl100k_base"))),
         o200k_base: yield* Effect.cached(Effect.promise(() => import("gpt-tokenizer/encoding/o200k_base")))
       }
+      // Once loaded, a tokenizer is used directly: going through the cached effect on every request
+      // cost more than counting a short prompt.
+      const loaded: { -readonly [E in Encoding]?: { readonly countTokens: (text: string) => number } } = {}
       return {
-        count: (encoding, text) => Effect.map(load[encoding], (tokenizer) => tokenizer.countTokens(text))
+        count: (encoding, text) => {
+          const tokenizer = loaded[encoding]
+          return tokenizer !== undefined
+            ? Effect.sync(() => tokenizer.countTokens(text))
+            : Effect.map(load[encoding], (module) => {
+              loaded[encoding] = module
+              return module.countTokens(text)
+            })
+        }
       }
     })
   )
