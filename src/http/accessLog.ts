@@ -16,22 +16,12 @@ export interface AccessEntry {
  * message, level, time, annotations, spans, fiber.
  */
 export const accessLogLine = (entry: AccessEntry, at: Date): string =>
-  `${
-    JSON.stringify({
-      message: "request",
-      logLevel: "INFO",
-      timestamp: at.toISOString(),
-      annotations: {
-        requestId: entry.requestId,
-        method: entry.method,
-        path: entry.path,
-        status: entry.status,
-        durationMs: entry.durationMs
-      },
-      spans: {},
-      fiberId: entry.fiberId
-    })
-  }\n`
+  // Built as text: the only values that may need escaping are the id and the path.
+  `{"message":"request","logLevel":"INFO","timestamp":"${at.toISOString()}","annotations":{"requestId":${
+    JSON.stringify(entry.requestId)
+  },"method":${JSON.stringify(entry.method)},"path":${JSON.stringify(entry.path)},"status":${entry.status},"durationMs":${entry.durationMs}},"spans":{},"fiberId":${
+    JSON.stringify(entry.fiberId)
+  }}\n`
 
 /**
  * Writes access lines straight to stdout, once the serving fiber has ended, when the runtime's

@@ -1,4 +1,5 @@
 import { Context, Data, Effect, Layer, Redacted } from "effect"
+import { EventEmitter } from "node:events"
 import type { Readable } from "node:stream"
 import { Pool, errors as undiciErrors } from "undici"
 import { AppConfig } from "../config"
@@ -104,7 +105,9 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
         send: (target, request) =>
           Effect.suspend(() => {
             const { basePath, pool } = routeFor(target.url)
-            return Effect.async<UpstreamResponse, UpstreamFailure>((resume, signal) => {
+            return Effect.async<UpstreamResponse, UpstreamFailure>((resume) => {
+              // An emitter, not an AbortController: undici takes either, and this one costs far less.
+              const signal = new EventEmitter()
               pool
                 .request({
                   method: "POST",
@@ -123,6 +126,8 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
                   ({ body, headers, statusCode }) => resume(Effect.succeed({ status: statusCode, headers, body })),
                   (cause: unknown) => resume(Effect.fail(classify(cause)))
                 )
+              // Interrupted (the client went away): the upstream request is aborted.
+              return Effect.sync(() => void signal.emit("abort"))
             })
           })
       }

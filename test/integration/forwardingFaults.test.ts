@@ -175,6 +175,24 @@ describe("forwarding against a misbehaving upstream", () => {
     expect(rows[0]!.status).toBe(200)
   })
 
+  it("aborts the upstream request when the client leaves before the upstream has answered", async () => {
+    const before = upstream.closedEarly()
+    const hanging = () => upstream.seen.filter((r) => r.body?.messages?.[0]?.content === "hang").length
+    const hungBefore = hanging()
+    const leaving = new AbortController()
+    const pending = fetch(`${app.url}/provider_a/eu/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: "hang" }] }),
+      signal: leaving.signal
+    }).catch((e: unknown) => e)
+    await eventually(hanging, (n) => n > hungBefore, 2_000)
+    leaving.abort()
+    expect(await pending).toBeInstanceOf(Error)
+    // Well before the 400 ms first-byte timeout would have ended it.
+    await eventually(() => upstream.closedEarly(), (closed) => closed === before + 1, 300)
+  })
+
   it("aborts the upstream request as soon as the client breaks out of the stream, and records the cancellation", async () => {
     const before = upstream.closedEarly()
     const stream = await client.chat.completions.create({ model: "chatgen-4o", messages: [{ role: "user", content: "slow" }], stream: true })
