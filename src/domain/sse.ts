@@ -20,7 +20,10 @@ export interface SseEvent {
 
 /** Writes a decoded event back in the same framing. */
 export const encodeSseEvent = ({ data, event }: SseEvent): string =>
-  `${event === undefined ? "" : `event: ${event}\n`}${data.split("\n").map((line) => `data: ${line}`).join("\n")}\n\n`
+  `${event === undefined ? "" : `event: ${event}\n`}${
+    // Providers send one data line per event: the split is only for the rare multi-line one.
+    data.includes("\n") ? data.split("\n").map((line) => `data: ${line}`).join("\n") : `data: ${data}`
+  }\n\n`
 
 /** Decodes bytes into events as they complete; keeps what an unfinished event has so far. */
 export interface SseDecoder {

@@ -43,7 +43,20 @@ const clientWantsUsage = (request: ChatCompletionRequest): boolean => {
 export const withoutUsage = (event: SseEvent): SseEvent | undefined => {
   if (event.data === "[DONE]" || !event.data.includes('"usage"')) return event
   if (event.data.includes('"choices":[]')) return undefined
-  return { ...event, data: event.data.replace(/,"usage":null(?=[,}])/, "").replace(/"usage":null,/, "") }
+  return { ...event, data: withoutNullUsage(event.data) }
+}
+
+const nullUsage = '"usage":null'
+
+/** Removes the `"usage":null` member of a chunk's JSON text (string search: this runs for every chunk). */
+export const withoutNullUsage = (data: string): string => {
+  const after = data.indexOf(`,${nullUsage}`)
+  if (after !== -1) {
+    const next = data[after + nullUsage.length + 1]
+    if (next === "," || next === "}") return data.slice(0, after) + data.slice(after + nullUsage.length + 1)
+  }
+  const before = data.indexOf(`${nullUsage},`)
+  return before === -1 ? data : data.slice(0, before) + data.slice(before + nullUsage.length + 1)
 }
 
 export const notFound = (param: "region" | "model", message: string, code: string) =>
