@@ -68,6 +68,9 @@ export interface ForwardInput {
   readonly requestId: string | undefined
 }
 
+/** Answers longer than this are read for usage without being parsed whole, where the protocol can. */
+const largeAnswerChars = 16 * 1024
+
 /** Largest non-streamed upstream answer accepted; anything larger is a malformed answer. */
 const maxJsonBytes = 64 * 1024 * 1024
 
@@ -173,7 +176,9 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       ) =>
         readBody(response.body, maxJsonBytes).pipe(
           Effect.flatMap((bytes) => {
-            const usage = input.protocol.usageOfBody(parseJson(bytes.toString("utf8")))
+            const text = bytes.toString("utf8")
+            const usage = (text.length > largeAnswerChars ? input.protocol.usageOfLargeAnswer?.(text) : undefined) ??
+              input.protocol.usageOfBody(parseJson(text))
             return usage === undefined
               ? Effect.fail(new UpstreamFailure({ kind: "malformed", detail: "answer is not valid JSON of the protocol" }))
               : Effect.as(

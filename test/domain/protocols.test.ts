@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { billedOutputTokens, emptyTally } from "../../src/domain/protocols/protocol"
+import { billedOutputTokens, emptyTally, trailingUsage } from "../../src/domain/protocols/protocol"
+import { embeddingsProtocol } from "../../src/domain/protocols/providerA"
 import { messagesProtocol, providerBErrorType } from "../../src/domain/protocols/providerB"
 import { fimProtocol, withFinishReason } from "../../src/domain/protocols/providerC"
 import { namedEvent } from "../../src/domain/sse"
@@ -170,5 +171,31 @@ describe("FIM protocol (provider_c)", () => {
     expect(withFinishReason(present)).toBe(present)
     const done = { data: "[DONE]" }
     expect(withFinishReason(done)).toBe(done)
+  })
+})
+
+describe("embeddings answers read for usage without parsing the vectors", () => {
+  const vectors = (count: number) => Array.from({ length: count }, (_, i) => ({ object: "embedding", index: i, embedding: Array.from({ length: 1536 }, (_, j) => ((i + j) % 7) / 7 - 0.5) }))
+  const answer = (members: Record<string, unknown>) => JSON.stringify({ object: "list", data: vectors(2), model: "text-embedding-ada-002", ...members })
+
+  it("reads the usage that ends the answer, as a full parse would", () => {
+    const text = answer({ usage: { prompt_tokens: 12, total_tokens: 12 } })
+    expect(text.length).toBeGreaterThan(16 * 1024)
+    expect(embeddingsProtocol.usageOfLargeAnswer!(text)).toEqual({ inputTokens: 12, outputTokens: 0 })
+    expect(embeddingsProtocol.usageOfLargeAnswer!(text)).toEqual(embeddingsProtocol.usageOfBody(JSON.parse(text)))
+    expect(embeddingsProtocol.usageOfLargeAnswer!(`${JSON.stringify(JSON.parse(text), null, 2)}\n`)).toEqual({ inputTokens: 12, outputTokens: 0 })
+  })
+
+  it("leaves to the full parse what it cannot read from the tail", () => {
+    // Usage not last, cut-off answers, no list, usage that is no object: undefined, so the whole answer is parsed.
+    const usageFirst = JSON.stringify({ usage: { prompt_tokens: 3, total_tokens: 3 }, object: "list", data: vectors(1) })
+    expect(embeddingsProtocol.usageOfLargeAnswer!(usageFirst)).toBeUndefined()
+    const full = answer({ usage: { prompt_tokens: 12, total_tokens: 12 } })
+    expect(embeddingsProtocol.usageOfLargeAnswer!(full.slice(0, -1))).toBeUndefined()
+    expect(embeddingsProtocol.usageOfLargeAnswer!(full.slice(2000))).toBeUndefined()
+    expect(embeddingsProtocol.usageOfLargeAnswer!(JSON.stringify({ object: "list", items: vectors(1), usage: { prompt_tokens: 1 } }))).toBeUndefined()
+    expect(trailingUsage('{"data":[],"usage":null}')).toBeUndefined()
+    expect(trailingUsage('{"data":[],"usage":{"prompt_tokens":1}} trailing')).toBeUndefined()
+    expect(trailingUsage('{"data":[],"usage":{"prompt_tokens":1}}')).toEqual({ prompt_tokens: 1 })
   })
 })

@@ -162,6 +162,12 @@ describe("provider_a through the openai client library", () => {
     const tokens = await client.embeddings.create({ model: "text-embedding-ada-002", input: [[1, 2, 3], [4, 5]], encoding_format: "float" })
     expect(tokens.data).toHaveLength(2)
     expect(decoded.usage.prompt_tokens).toBeGreaterThan(0)
+
+    // A float answer is tens of kilobytes: its usage is read from its tail, and recorded as given.
+    const { data: large, response } = await client.embeddings.create({ model: "text-embedding-ada-002", input: inputs, encoding_format: "float" }).withResponse()
+    const requestId = response.headers.get("x-request-id")
+    const rows = await eventually(() => usageRows(app.current, workspaceId), (r) => r.some((row) => row.request_id === requestId))
+    expect(rows.find((row) => row.request_id === requestId)).toMatchObject({ endpoint: "embeddings", status: 200, input_tokens: large.usage.prompt_tokens, output_tokens: 0 })
   })
 
   it("refuses embeddings over 8192 tokens naming the input, other models, and dimensions", async () => {

@@ -1,6 +1,6 @@
 import type { Problem } from "../problem"
 import type { SseEvent } from "../sse"
-import { isRecord, numberAt, parseJson, type Protocol, type StreamTally } from "./protocol"
+import { isRecord, numberAt, parseJson, type Protocol, type StreamTally, trailingUsage } from "./protocol"
 
 /** The chat-completions error type of each status, as the client library exposes it (`err.type`). */
 export const providerAErrorType = (status: number): string =>
@@ -89,6 +89,14 @@ export const embeddingsProtocol: Protocol = {
     isRecord(body) && Array.isArray(body.data)
       ? { inputTokens: isRecord(body.usage) ? numberAt(body.usage, "prompt_tokens") : 0, outputTokens: 0 }
       : undefined,
+  // A list of vectors is tens of kilobytes of numbers: parsing it only to read the usage at its end
+  // cost more than the rest of the request. Its framing and usage are checked; the list is relayed.
+  usageOfLargeAnswer: (text) => {
+    const usage = trailingUsage(text)
+    return usage !== undefined && /^\{\s*"(object|data)"/.test(text.trimStart()) && /"data"\s*:\s*\[/.test(text)
+      ? { inputTokens: numberAt(usage, "prompt_tokens"), outputTokens: 0 }
+      : undefined
+  },
   observe: () => false,
   upstreamProblem,
   streamError
