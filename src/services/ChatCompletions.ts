@@ -41,6 +41,8 @@ const clientWantsUsage = (request: ChatCompletionRequest): boolean => {
  * the final usage-only chunk is dropped and the `"usage":null` of the others removed.
  */
 export const withoutUsage = (event: SseEvent): SseEvent | undefined => {
+  // The common case first, checked at the end of the text only: a content chunk whose last member is the null usage.
+  if (event.data.endsWith(`,${nullUsage}}`)) return { ...event, data: `${event.data.slice(0, -nullUsage.length - 2)}}` }
   if (event.data === "[DONE]" || !event.data.includes('"usage"')) return event
   if (event.data.includes('"choices":[]')) return undefined
   return { ...event, data: withoutNullUsage(event.data) }

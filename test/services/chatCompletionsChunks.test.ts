@@ -17,6 +17,12 @@ describe("chunks for a client that did not ask for usage", () => {
     }
   })
 
+  it("lose a trailing null usage, as most chunks end", () => {
+    const choices = '"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]'
+    expect(withoutUsage({ data: chunk(`${choices},"usage":null`) })).toEqual({ data: chunk(choices) })
+    expect(withoutUsage({ event: "x", data: chunk(`"usage":null,${choices}`) })).toEqual({ event: "x", data: chunk(choices) })
+  })
+
   it("drop the usage-only chunk and pass [DONE] and chunks without usage as they are", () => {
     expect(withoutUsage({ data: chunk('"choices":[],"usage":{"prompt_tokens":1}') })).toBeUndefined()
     expect(withoutUsage({ data: "[DONE]" })).toEqual({ data: "[DONE]" })
