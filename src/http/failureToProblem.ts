@@ -18,6 +18,18 @@ export const malformedBody: Problem = {
   message: `${malformedJsonIssue.message} Send a JSON object with Content-Type: application/json.`
 }
 
+export const unsupportedMediaType = (contentType: string): Problem => ({
+  status: 415,
+  code: "unsupported_media_type",
+  message: `Content-Type '${contentType}' is not supported: send the body as JSON with Content-Type: application/json.`
+})
+
+/** Whether a request's body is to be read as JSON: declared so, or not declared at all. */
+export const isJsonOrUndeclared = (contentType: string | undefined): boolean => {
+  const type = contentType?.split(";")[0]?.trim().toLowerCase() ?? ""
+  return type === "" || type === "application/json" || type.endsWith("+json")
+}
+
 export const tooLarge = (limit: number): Problem => ({
   status: 413,
   code: "request_too_large",

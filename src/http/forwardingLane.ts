@@ -15,7 +15,7 @@ import { type Forwarded, ForwardFailure } from "../services/Forwarder"
 import { Messages } from "../services/Messages"
 import { checkKey } from "./authMiddleware"
 import { type Problem, wireError } from "./errorFormat"
-import { decodeProblem, malformedBody, tooLarge } from "./failureToProblem"
+import { decodeProblem, isJsonOrUndeclared, malformedBody, tooLarge } from "./failureToProblem"
 import { writeStream } from "./forwardedResponse"
 import { accessLogFor, endStatus } from "./accessLog"
 import { requestIdFor, requestIdHeaders } from "./requestContext"
@@ -44,11 +44,23 @@ interface Refusal {
 
 const refused = (problem: Problem, headers: Readonly<Record<string, string>> = {}): Refusal => ({ _tag: "Refusal", problem, headers })
 
+/**
+ * Effect's parser throws on a union's tag that is an object which cannot be turned into text (JSON
+ * such as `{"type": {"toString": 0}}`): the body is refused, not answered with a 500.
+ */
+const unreadableBody: Problem = {
+  status: 400,
+  code: "invalid_request",
+  message: "The request body is invalid: a field that names a type holds an object where text was expected."
+}
+
 /** The payload as the endpoint declares it, or the 400 HttpApi would answer (first bad field named). */
 const decoded = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Effect<A, Refusal> =>
-  Schema.decodeUnknown(schema)(body).pipe(
+  // Suspended: the parser runs when decodeUnknown is called, and its throw must land in the effect.
+  Effect.suspend(() => Schema.decodeUnknown(schema)(body)).pipe(
     Effect.catchTag("ParseError", (error) =>
-      Effect.flatMap(HttpApiError.HttpApiDecodeError.fromParseError(error), (decodeError) => Effect.fail(refused(decodeProblem(decodeError)))))
+      Effect.flatMap(HttpApiError.HttpApiDecodeError.fromParseError(error), (decodeError) => Effect.fail(refused(decodeProblem(decodeError))))),
+    Effect.catchAllDefect(() => Effect.fail(refused(unreadableBody)))
   )
 
 /** The whole request body, refused beyond the limit. */
@@ -205,7 +217,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
           const route = match === null ? undefined : routes.get(`${match[1]}${match[3]}`)
           const contentType = request.headers["content-type"]
           // The framework reads other content types differently: leave those requests to it.
-          if (match === null || route === undefined || (contentType !== undefined && !contentType.toLowerCase().includes("application/json"))) {
+          if (match === null || route === undefined || !isJsonOrUndeclared(contentType)) {
             return false
           }
           const region = safeDecode(match[2]!)

@@ -5,10 +5,12 @@ import * as http from "node:http"
 import { WorkspaceApi } from "../api/Api"
 import { AppConfig } from "../config"
 import { errorFormatOf, problemAs } from "./errorFormat"
-import { failureToProblem, tooLarge } from "./failureToProblem"
+import { failureToProblem, isJsonOrUndeclared, tooLarge, unsupportedMediaType } from "./failureToProblem"
 import { trackConnections } from "./connectionDrain"
 import { ForwardingLane } from "./forwardingLane"
 import { requestContext } from "./requestContext"
+
+const bodyMethods: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH"])
 
 /**
  * Failures the framework raises before a handler runs are rendered in the format of the route
@@ -22,6 +24,11 @@ const FrameworkErrorsLive = HttpApiBuilder.middleware(
       const declared = Number(request.headers["content-length"])
       const format = errorFormatOf(request.url)
       if (declared > config.maxBodyBytes) return yield* Effect.fail(problemAs(format, tooLarge(config.maxBodyBytes)))
+      // Every body of this API is JSON: another declared type (a form, multipart) is refused before any parser runs.
+      const contentType = request.headers["content-type"]
+      if (bodyMethods.has(request.method) && !isJsonOrUndeclared(contentType)) {
+        return yield* Effect.fail(problemAs(format, unsupportedMediaType(contentType ?? "")))
+      }
       return yield* app.pipe(
         Effect.provideService(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(config.maxBodyBytes))),
         Effect.catchAllCause((cause) =>

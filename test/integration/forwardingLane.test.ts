@@ -144,7 +144,11 @@ describe("the forwarding lane", () => {
       headers: { "content-type": "text/plain", ...bearer(laneKeys.completion) },
       body: chat()
     })
-    expect(text.status).toBe(400)
-    expect(((await text.json()) as { error: { type: string } }).error.type).toBe("invalid_request_error")
+    // The framework refuses a body declared as anything but JSON, before any parser runs.
+    expect(text.status).toBe(415)
+    expect(((await text.json()) as { error: { type: string; code: string } }).error).toMatchObject({
+      type: "invalid_request_error",
+      code: "unsupported_media_type"
+    })
   })
 })

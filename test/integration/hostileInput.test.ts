@@ -1,6 +1,6 @@
 import { FastCheck as fc } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
-import { call, createKey, createWorkspace, useApp } from "../support/testApp"
+import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/testApp"
 
 /**
  * Random and mutated bodies against every public endpoint: whatever arrives, the answer is never a
@@ -8,7 +8,7 @@ import { call, createKey, createWorkspace, useApp } from "../support/testApp"
  */
 
 type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
-type Format = "exports" | "provider_a" | "provider_b" | "provider_c"
+type Format = "admin" | "exports" | "provider_a" | "provider_b" | "provider_c"
 
 interface Target {
   readonly route: string
@@ -56,6 +56,11 @@ const targets: ReadonlyArray<Target> = [
     valid: { model: "codemodel-2501", prompt: "def f(", suffix: "\n", max_tokens: 5, stream: false, stop: ["\n\n"], random_seed: 1 }
   },
   {
+    route: "/admin/workspaces",
+    format: "admin",
+    valid: { name: "Fuzzed too", settings: { anonymizeUsers: true, rateLimits: { families: { messages: { requestsPerMinute: 10, tokensPerMinute: 1000 } } } } }
+  },
+  {
     route: "/export/users",
     format: "exports",
     valid: { from: { date: "2026-01-01T00:00:00", timezone: "Europe/Paris" }, to: { date: "2026-01-02T00:00:00", timezone: "Europe/Paris" } }
@@ -97,9 +102,17 @@ const hostileBody = (valid: Json): fc.Arbitrary<string> =>
     { weight: 1, arbitrary: fc.string({ maxLength: 200 }) }
   )
 
+/** Mostly JSON; the others take the framework's path instead of the forwarding lane's. */
+const contentTypes = fc.oneof(
+  { weight: 6, arbitrary: fc.constant("application/json") },
+  { weight: 1, arbitrary: fc.constantFrom("application/json; charset=utf-8", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "") }
+)
+
 /** What the endpoint's client library reads from an error answer. */
 const readableError = (format: Format, body: any): boolean => {
   switch (format) {
+    case "admin":
+      return typeof body?.error?.code === "string" && typeof body.error.message === "string"
     case "exports":
       return body?.success === false && typeof body.error?.code === "string" && typeof body.error.message === "string"
     case "provider_a":
@@ -128,16 +141,30 @@ describe("hostile input", () => {
     exportKey = (await createKey(app.current, workspace.id, ["USAGE_EXPORT_API"])).key
   })
 
+  it("refuses bodies that once made the payload parser throw (found by the property below) with 400", async () => {
+    const unreadable = { toString: 0 }
+    const cases: ReadonlyArray<[string, unknown]> = [
+      ["/provider_b/eu/v1/messages", { model: "assistantmodel-sonnet-4-5-20250929", max_tokens: 5, messages: [{ role: "user", content: "hi" }], tool_choice: { type: unreadable } }],
+      ["/provider_b/eu/v1/messages", { model: "assistantmodel-sonnet-4-5-20250929", max_tokens: 5, messages: [{ role: "user", content: [{ type: unreadable }] }] }],
+      ["/provider_a/eu/v1/chat/completions", { model: "chatgen-4o-mini", messages: [{ role: "user", content: [{ type: unreadable, text: "hi" }] }] }]
+    ]
+    for (const [route, body] of cases) {
+      const answer = await call(app.current, "POST", route, { token: completionKey, body })
+      expect(answer.status, JSON.stringify(body)).toBe(400)
+      expect(readableError(route.startsWith("/provider_b") ? "provider_b" : "provider_a", answer.body)).toBe(true)
+    }
+  })
+
   for (const target of targets) {
     it(`${target.route}: never a 5xx, always an error body of its format`, async () => {
-      const token = target.format === "exports" ? exportKey : completionKey
+      const token = target.format === "admin" ? testAdminToken : target.format === "exports" ? exportKey : completionKey
       const valid = await call(app.current, "POST", target.route, { token, body: target.valid })
-      expect([200, 404], JSON.stringify(valid.body)).toContain(valid.status)
+      expect([200, 201, 404], JSON.stringify(valid.body)).toContain(valid.status)
 
       await fc.assert(
-        fc.asyncProperty(hostileBody(target.valid), async (body) => {
-          const answer = await call(app.current, "POST", target.route, { token, body })
-          const context = `${answer.status} for ${body.slice(0, 300)} → ${JSON.stringify(answer.body).slice(0, 300)}`
+        fc.asyncProperty(hostileBody(target.valid), contentTypes, async (body, contentType) => {
+          const answer = await call(app.current, "POST", target.route, { token, body, headers: { "content-type": contentType } })
+          const context = `${answer.status} for ${contentType}: ${body.slice(0, 300)} → ${JSON.stringify(answer.body).slice(0, 300)}`
           expect(answer.status, context).toBeLessThan(500)
           if (answer.status >= 400) expect(readableError(target.format, answer.body), context).toBe(true)
         }),

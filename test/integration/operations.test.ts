@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { query } from "../support/database"
-import { call, useApp } from "../support/testApp"
+import { call, testAdminToken, useApp } from "../support/testApp"
 
 describe("operations", () => {
   const app = useApp({ MAX_BODY_BYTES: "2000" })
@@ -49,6 +49,22 @@ describe("operations", () => {
 
   it("keeps no secrets file under DATA_DIR when DATABASE_URL and ADMIN_TOKEN are both given", () => {
     expect(fs.existsSync(path.join(app.current.env.DATA_DIR!, "secrets.json"))).toBe(false)
+  })
+
+  it("refuses a body declared as anything but JSON with 415 in the family's format, before any parser runs", async () => {
+    const multipart = { "content-type": "multipart/form-data; boundary=x" }
+    const admin = await call(app.current, "POST", "/admin/workspaces", { token: testAdminToken, headers: multipart, body: "{}" })
+    expect(admin.status).toBe(415)
+    expect(admin.body).toEqual({ error: { code: "unsupported_media_type", message: expect.stringContaining("application/json") } })
+    const chat = await call(app.current, "POST", "/provider_a/eu/v1/chat/completions", { headers: { ...multipart, authorization: "Bearer x" }, body: "{}" })
+    expect(chat.status).toBe(415)
+    expect(chat.body.error).toMatchObject({ type: "invalid_request_error", code: "unsupported_media_type" })
+    const form = await call(app.current, "POST", "/provider_b/eu/v1/messages", { headers: { "content-type": "application/x-www-form-urlencoded" }, body: "a=b" })
+    expect(form.status).toBe(415)
+    expect(form.body).toMatchObject({ type: "error", error: { type: "invalid_request_error" } })
+    // JSON with parameters, or no declared type at all, is read as JSON.
+    const charset = await call(app.current, "POST", "/admin/workspaces", { token: testAdminToken, headers: { "content-type": "application/json; charset=utf-8" }, body: '{"name":"x"}' })
+    expect(charset.status).toBe(201)
   })
 
   it("answers unknown routes with 404 in the family's format", async () => {
