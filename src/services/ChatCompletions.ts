@@ -64,6 +64,10 @@ export const withoutNullUsage = (data: string): string => {
 export const notFound = (param: "region" | "model", message: string, code: string) =>
   new ForwardFailure({ problem: { status: 404, code, message, param }, headers: {} })
 
+/** A 400 for a field the schema accepts but the model does not (its value is out of the model's range). */
+export const invalidValue = (param: string, message: string) =>
+  new ForwardFailure({ problem: { status: 400, code: "invalid_value", message, param }, headers: {} })
+
 /** About four characters a token: what a stream cut before its usage chunk is billed for its prompt. */
 export const estimateTokens = (value: unknown): number => Math.ceil(JSON.stringify(value ?? "").length / 4)
 
@@ -117,17 +121,10 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
           max_tokens: request.max_tokens
         })
         if (over !== undefined) {
-          return Effect.fail(
-            new ForwardFailure({
-              problem: {
-                status: 400,
-                code: "invalid_value",
-                message: `${over.field} is too large: ${over.requested}. This model supports at most ${over.limit} completion tokens, whereas you provided ${over.requested}.`,
-                param: over.field
-              },
-              headers: {}
-            })
-          )
+          return Effect.fail(invalidValue(
+            over.field,
+            `${over.field} is too large: ${over.requested}. This model supports at most ${over.limit} completion tokens, whereas you provided ${over.requested}.`
+          ))
         }
         const stream = request.stream === true
         return Effect.flatMap(countPrompt(request), (promptTokens) => forwarder.forward({

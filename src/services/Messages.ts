@@ -5,7 +5,7 @@ import { exceededOutputLimit, isKnownModel } from "../domain/models"
 import { isRecord } from "../domain/protocols/protocol"
 import { messagesProtocol } from "../domain/protocols/providerB"
 import type { Principal } from "./AuthService"
-import { notFound } from "./ChatCompletions"
+import { invalidValue, notFound } from "./ChatCompletions"
 import { type Forwarded, ForwardFailure, Forwarder } from "./Forwarder"
 import { regionsOf } from "./Upstreams"
 
@@ -76,17 +76,10 @@ export class Messages extends Context.Tag("Messages")<Messages, {
           // Refused here, not by the rate limits: a reservation beyond what the model can write would be a 429.
           const over = exceededOutputLimit("provider_b", "messages", request.model, { max_tokens: request.max_tokens })
           if (over !== undefined) {
-            return Effect.fail(
-              new ForwardFailure({
-                problem: {
-                  status: 400,
-                  code: "invalid_value",
-                  message: `max_tokens: ${over.requested} > ${over.limit}, which is the maximum allowed number of output tokens for ${request.model}.`,
-                  param: over.field
-                },
-                headers: {}
-              })
-            )
+            return Effect.fail(invalidValue(
+              over.field,
+              `max_tokens: ${over.requested} > ${over.limit}, which is the maximum allowed number of output tokens for ${request.model}.`
+            ))
           }
           const inputTokens = estimateInputTokens(request)
           return forwarder.forward({
