@@ -32,7 +32,8 @@ describe("RateLimiter (Redis)", () => {
       yield* limiter.settle(tokens(199_000))
       const ttl = yield* Effect.promise(() => client.pttl(key))
       // 200,000 tokens at 60,000 a minute refill in 200 s: the debt outlives the two minutes.
-      expect(ttl).toBeGreaterThan(199_000)
+      // (Some slack below for a loaded machine: anything near 200 s shows the debt outlives 120.)
+      expect(ttl).toBeGreaterThan(190_000)
       expect(ttl).toBeLessThanOrEqual(200_000)
       const after = yield* limiter.acquire(tokens(1))
       expect(after.allowed).toBe(false)
@@ -45,12 +46,13 @@ describe("RateLimiter (Redis)", () => {
       // 6,000 a minute: 100 a second, so the refill is visible within a test.
       const requests = (amount: number) => [{ key: "rl:{refill}:chat_completions:requests", limit: 6_000, amount }]
       expect((yield* limiter.acquire(requests(6_000))).allowed).toBe(true)
-      const refused = yield* limiter.acquire(requests(20))
+      // 300 take 3 s to come back: refused however slowly this machine gets here.
+      const refused = yield* limiter.acquire(requests(300))
       expect(refused.allowed).toBe(false)
       expect(refused.retryAfterMs).toBeGreaterThan(0)
-      expect(refused.retryAfterMs).toBeLessThanOrEqual(200)
+      expect(refused.retryAfterMs).toBeLessThanOrEqual(3_000)
       yield* Effect.sleep(refused.retryAfterMs + 20)
-      const admitted = yield* limiter.acquire(requests(20))
+      const admitted = yield* limiter.acquire(requests(300))
       expect(admitted.allowed).toBe(true)
     })))
 
@@ -60,7 +62,7 @@ describe("RateLimiter (Redis)", () => {
       const key = "rl:{plain}:chat_completions:requests"
       yield* limiter.acquire([{ key, limit: 10, amount: 1 }])
       const ttl = yield* Effect.promise(() => client.pttl(key))
-      expect(ttl).toBeGreaterThan(119_000)
+      expect(ttl).toBeGreaterThan(110_000)
       expect(ttl).toBeLessThanOrEqual(120_000)
     })))
 })
