@@ -38,7 +38,9 @@ export const steps = [
     run: async () => {
       // Loaded here, not at the top: a fresh build is checked without loading esbuild.
       const { build } = await import("esbuild")
-      // Built beside and then moved in, so a process starting meanwhile never sees half a build.
+      // Built beside, then moved in file by file: a process starting meanwhile never sees half a build, and a
+      // running one still finds the chunks it has yet to import (their names carry a content hash; old ones stay
+      // until `npm run build`).
       const out = path.join(dist, "server"), next = path.join(dist, `.server-${process.pid}`)
       fs.rmSync(next, { recursive: true, force: true })
       await build({
@@ -74,13 +76,39 @@ export const steps = [
         sourcesContent: false,
         logLevel: "warning"
       })
-      fs.rmSync(out, { recursive: true, force: true })
-      fs.renameSync(next, out)
+      moveInto(next, out)
     }
-  }
+  },
+  {
+    // The tokenizer's rank tables as JSON, which src/services/Tokenizer.ts parses on first use: far less memory
+    // than importing gpt-tokenizer's generated modules (their source text and array literals stay in the heap).
+    name: "tokenizer",
+    inputs: [],
+    run: async () => {
+      const out = path.join(dist, "tokenizer")
+      fs.mkdirSync(out, { recursive: true })
+      for (const encoding of ["cl100k_base", "o200k_base"]) {
+        const { default: ranks } = await import(`gpt-tokenizer/bpeRanks/${encoding}`)
+        const file = path.join(out, `${encoding}.json`)
+        fs.writeFileSync(`${file}.${process.pid}`, JSON.stringify(ranks))
+        fs.renameSync(`${file}.${process.pid}`, file)
+      }
+    }
+  },
   // The web console's build goes here, e.g.
   // { name: "web", inputs: ["web"], run: async () => { (await import("vite")).build({ root: "web", build: { outDir: "../dist/web" } }) } }
 ]
+
+/** Moves every file of `from` into `to` (renames replace atomically), chunks before entry points; removes `from`. */
+const moveInto = (from, to) => {
+  const entries = fs.readdirSync(from, { withFileTypes: true, recursive: true }).filter((entry) => entry.isFile())
+  const relative = entries.map((entry) => path.relative(from, path.join(entry.parentPath ?? entry.path, entry.name)))
+  for (const file of relative.sort((a, b) => Number(b.startsWith("chunks")) - Number(a.startsWith("chunks")))) {
+    fs.mkdirSync(path.dirname(path.join(to, file)), { recursive: true })
+    fs.renameSync(path.join(from, file), path.join(to, file))
+  }
+  fs.rmSync(from, { recursive: true, force: true })
+}
 
 /** Every file under a path (a file or a folder), sorted, skipping node_modules and dist. */
 const files = (relative) => {
@@ -107,6 +135,8 @@ const stampFile = (step) => path.join(dist, `.${step.name}.stamp`)
 
 /** Runs the steps whose inputs changed (all of them with force); returns the names of the steps run. */
 export const buildAll = async ({ force = false } = {}) => {
+  // A forced build starts from nothing (and drops chunks of earlier builds): not while the service runs.
+  if (force) fs.rmSync(dist, { recursive: true, force: true })
   fs.mkdirSync(dist, { recursive: true })
   const built = []
   for (const step of steps) {
