@@ -3,7 +3,8 @@
 // each on its own embedded PostgreSQL, whose processes are reported apart (PSS, so shared buffers count once).
 // Per variant: RSS idle after start-up, idle after 50 requests, and the peak (VmHWM) and CPU per request under the
 // gateway benchmark's four workloads at 32 connections (interleaved rounds). Writes "## Footprint" in bench/RESULTS.md.
-// BENCH_SECONDS (8 per workload and round), BENCH_ROUNDS (3), BENCH_WRITE=0 (print only).
+// BENCH_SECONDS (8 per workload and round), BENCH_ROUNDS (3), BENCH_WRITE=0 (print only), BENCH_ALT_FLAGS (node flags of
+// the second variant instead of none, e.g. "--max-semi-space-size=8 --max-old-space-size=192").
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -112,9 +113,13 @@ const main = async (): Promise<void> => {
   const simulatorPort = await freePort()
   const simulatorUrl = `http://127.0.0.1:${simulatorPort}`
   const entry = builtEntry("main")
+  const withoutStartFlags = entry.filter((arg) => !startFlags.includes(arg))
+  const altFlags = (process.env.BENCH_ALT_FLAGS ?? "").split(" ").filter((flag) => flag !== "")
   const variants: Array<Variant> = [
     { name: `npm start (\`${startFlags.join(" ")}\`)`, args: entry, port: await freePort(), dataDir: path.join(tmp, "start"), cpuMsPerRequest: new Map() },
-    { name: "Node's default heap sizing", args: entry.filter((arg) => !startFlags.includes(arg)), port: await freePort(), dataDir: path.join(tmp, "default"), cpuMsPerRequest: new Map() }
+    altFlags.length === 0
+      ? { name: "Node's default heap sizing", args: withoutStartFlags, port: await freePort(), dataDir: path.join(tmp, "default"), cpuMsPerRequest: new Map() }
+      : { name: `\`${altFlags.join(" ")}\``, args: [...altFlags, ...withoutStartFlags], port: await freePort(), dataDir: path.join(tmp, "alt"), cpuMsPerRequest: new Map() }
   ]
   let simulator: Started | undefined
   try {
@@ -180,6 +185,8 @@ const main = async (): Promise<void> => {
       variant.after50Mb = statusMb(variant.started!.pid, "VmRSS")
       variant.after50PostgresMb = postgresPssMb(variant.started!.pid)
     }
+    const errors = new Map<string, number>()
+    const requests = new Map<string, number>()
     for (let round = 0; round < rounds; round++) {
       for (const workload of workloads) {
         for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
@@ -188,7 +195,9 @@ const main = async (): Promise<void> => {
           const cpuBefore = cpuSeconds([pid])
           const result = await wrk(pin.driver, work, `http://127.0.0.1:${variant.port}`, workload.request(variant.key!), 32, seconds)
           const perRequest = ((cpuSeconds([pid]) - cpuBefore) * 1000) / Math.max(1, result.requests)
-          if (result.errors > 0) throw new Error(`${variant.name}, ${workload.name}: ${result.errors} errors`)
+          // Counted and reported, not fatal: a loaded machine may time out a socket now and then.
+          errors.set(variant.name, (errors.get(variant.name) ?? 0) + result.errors)
+          requests.set(variant.name, (requests.get(variant.name) ?? 0) + result.requests)
           variant.cpuMsPerRequest.set(workload.name, [...(variant.cpuMsPerRequest.get(workload.name) ?? []), perRequest])
         }
       }
@@ -215,9 +224,11 @@ four gateway workloads at 32 connections, ${seconds} s each.
 |---|---|---|---|---|
 ${rows.join("\n")}
 
+Requests under load (errors: non-2xx answers and socket errors): ${variants.map((v) => `${v.name}: ${requests.get(v.name) ?? 0} (${errors.get(v.name) ?? 0} errors)`).join("; ")}.
+
 CPU per request under the 32-connection load (service process only, median of the rounds):
 
-| workload | npm start (ms) | Node's default heap sizing (ms) | ratio |
+| workload | npm start (ms) | ${variants[1]!.name} (ms) | ratio |
 |---|---|---|---|
 ${cpuRows.join("\n")}
 `
