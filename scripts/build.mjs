@@ -95,8 +95,15 @@ export const steps = [
       }
     }
   },
-  // The web console's build goes here, e.g.
-  // { name: "web", inputs: ["web"], run: async () => { (await import("vite")).build({ root: "web", build: { outDir: "../dist/web" } }) } }
+  // The web console's build goes here (the service then serves dist/web), e.g.
+  // {
+  //   name: "web",
+  //   inputs: ["web"],
+  //   run: async () => {
+  //     const { build } = await import("vite")
+  //     await build({ root: path.join(root, "web"), build: { outDir: path.join(dist, "web"), emptyOutDir: true } })
+  //   }
+  // }
 ]
 
 /** Moves every file of `from` into `to` (renames replace atomically), chunks before entry points; removes `from`. */
