@@ -550,7 +550,8 @@ const serve = (
     child.once("exit", (code, sig) => {
       const outcome = sig !== null ? `signal ${sig}` : `code ${code}`
       complete(ready, Effect.fail(new EmbeddedPostgresError({ message: `embedded PostgreSQL did not start in ${databaseDir} (${outcome}): ${log.lines(3)}` })))
-      complete(exit, Effect.succeed(`${outcome}: ${log.lines(2)}`))
+      // Its last words say why it stopped by itself (a FATAL); a signal says it alone.
+      complete(exit, Effect.succeed(sig !== null ? outcome : `${outcome}: ${log.lines(2)}`))
     })
     yield* Deferred.await(ready).pipe(
       Effect.timeoutFail({
