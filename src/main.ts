@@ -40,9 +40,10 @@ const serve = (config: AppConfigShape) =>
   )
 
 /** Reads the configuration (a bad setting is one plain line) and serves. Both failures exit 1. */
-const main = Effect.flatMap(
-  AppConfig.pipe(Effect.tapError((error) => Console.error(describeConfigError(error)))),
-  serve
-).pipe(Effect.provide(AppConfig.layer))
+const main = AppConfig.pipe(
+  Effect.provide(AppConfig.layer),
+  Effect.tapError((error) => Console.error(describeConfigError(error))),
+  Effect.flatMap(serve)
+)
 
 NodeRuntime.runMain(main, { disableErrorReporting: true, disablePrettyLogger: true })

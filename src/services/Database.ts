@@ -38,7 +38,7 @@ export const databaseFailureReason = (error: unknown): string => {
   const message = messageOf(cause)
   if (code === "57014") return "statement timeout (DATABASE_STATEMENT_TIMEOUT_MS)"
   if (/timeout exceeded when trying to connect/i.test(message)) return "no connection within DATABASE_ACQUIRE_TIMEOUT_MS"
-  return code !== "" ? `${code}: ${message}` : message
+  return code !== "" && !message.includes(code) ? `${code}: ${message}` : message
 }
 
 /** The log line of a request answered 503 because of the database. */
