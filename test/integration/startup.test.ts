@@ -1,9 +1,11 @@
-import { Effect } from "effect"
+import { ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { AppLive } from "../../src/appLayer"
+import { AppConfig } from "../../src/config"
 import { freePort } from "../../src/services/EmbeddedPostgres"
 import { type ServiceProcess, spawnService, waitForOk } from "../support/serviceProcess"
 
@@ -139,5 +141,41 @@ describe("the embedded PostgreSQL across crashes", () => {
     expect(stdout).toMatch(/ ERROR embedded PostgreSQL \(pid \d+\) exited unexpectedly/)
     expect(stdout).toMatch(/ INFO {2}stopped\n$/)
     expect(stdout.split("\n").filter((line) => line.startsWith("{"))).toEqual([])
+  }, 180_000)
+
+  it("answers /healthz 503 (and /readyz 503) once the embedded PostgreSQL it owns is gone", async () => {
+    const dataDir = path.join(tempDir("ws-healthz-"), "data")
+    const servicePort = await port()
+    const env = { HOST: "127.0.0.1", PORT: String(servicePort), DATA_DIR: dataDir, ADMIN_TOKEN: "healthz-admin-token-0123456789" }
+    // In process, without main: what the service answers between the death and its exit.
+    const scope = Effect.runSync(Scope.make())
+    await Effect.runPromise(Layer.buildWithScope(
+      AppLive.pipe(
+        Layer.provide(AppConfig.layer),
+        Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))),
+        Layer.provide(Logger.minimumLogLevel(LogLevel.None))
+      ),
+      scope
+    ))
+    try {
+      const base = `http://127.0.0.1:${servicePort}`
+      expect((await fetch(`${base}/healthz`)).status).toBe(200)
+      const pid = Number(fs.readFileSync(path.join(dataDir, "postgres", "postmaster.pid"), "utf8").split("\n")[0])
+      process.kill(pid, "SIGKILL")
+      let status = 200
+      for (let attempt = 0; attempt < 100 && status === 200; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        status = (await fetch(`${base}/healthz`)).status
+      }
+      expect(status).toBe(503)
+      expect(await (await fetch(`${base}/healthz`)).json()).toEqual({
+        status: "unavailable",
+        reason: "the embedded PostgreSQL this service owns is not running"
+      })
+      expect((await fetch(`${base}/readyz`)).status).toBe(503)
+    } finally {
+      // The stop does not wait for the server that is already gone.
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
   }, 180_000)
 })
