@@ -54,7 +54,7 @@ describe("the pretty logger (LOG_FORMAT=pretty)", () => {
     expect(lines).toHaveLength(2)
     expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z INFO {2}listening /)
     // Annotations in any order, each key=value, quoted only when needed.
-    expect(lines[0]!.trimEnd().split(" ").slice(3).sort()).toEqual(["list=[\"a\"]", "note=\"two", "status=200", "url=http://127.0.0.1:8080", "words\""])
+    expect(lines[0]!.trimEnd().split(/ +/).slice(3).sort()).toEqual(["list=[\"a\"]", "note=\"two", "status=200", "url=http://127.0.0.1:8080", "words\""])
     expect(lines[1]).toMatch(/ ERROR failed "TypeError: bad value"\n$/)
   })
 })
