@@ -49,6 +49,10 @@ describe("start-up checks: one plain line before anything is made", () => {
     const busyPort = await port()
     await new Promise<void>((resolve) => busy.listen(busyPort, "127.0.0.1", resolve))
     const unreachable = await port()
+    // A database that accepts connections and never answers (a hung server, a black-holing proxy).
+    const silent = net.createServer(() => {})
+    const silentPort = await port()
+    await new Promise<void>((resolve) => silent.listen(silentPort, "127.0.0.1", resolve))
     const parent = tempDir("ws-preflight-")
     const aFile = path.join(parent, "a-file")
     fs.writeFileSync(aFile, "")
@@ -63,6 +67,10 @@ describe("start-up checks: one plain line before anything is made", () => {
         [
           { DATABASE_URL: `postgres://u:secret-pw@127.0.0.1:${unreachable}/db` },
           new RegExp(`^DATABASE_URL: cannot reach the database at 127\\.0\\.0\\.1:${unreachable}/db \\(.*ECONNREFUSED.*\\)`)
+        ],
+        [
+          { DATABASE_URL: `postgres://u:secret-pw@127.0.0.1:${silentPort}/db`, DATABASE_ACQUIRE_TIMEOUT_MS: "1000" },
+          new RegExp(`^DATABASE_URL: cannot reach the database at 127\\.0\\.0\\.1:${silentPort}/db \\(.*timed out.*\\)`)
         ]
       ]
       for (const [env, expected] of cases) {
@@ -79,8 +87,9 @@ describe("start-up checks: one plain line before anything is made", () => {
       }
     } finally {
       busy.close()
+      silent.close()
     }
-  }, 120_000)
+  }, 240_000)
 })
 
 describe("the embedded PostgreSQL across crashes", () => {

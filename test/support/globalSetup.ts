@@ -26,13 +26,15 @@ const startCluster = (scope: Scope.Scope) =>
       try: () => fs.mkdtempSync(path.join(os.tmpdir(), "workspace-api-test-pg-")),
       catch: (cause) => new Error(`cannot make a folder under ${os.tmpdir()} (${cause instanceof Error ? cause.message : String(cause)})`)
     })
+    // Added before the server starts, so it runs after the server stopped.
+    yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(parent, { recursive: true, force: true })))
     return yield* startEmbeddedPostgres({
       directory: path.join(parent, "cluster"),
       password: Redacted.make("test-password"),
       deleteOnStop: true,
       // A throw-away cluster: durability off, room for many test pools.
       settings: { fsync: "off", synchronous_commit: "off", full_page_writes: "off", max_connections: "400" }
-    }).pipe(Effect.ensuring(Scope.addFinalizer(scope, Effect.sync(() => fs.rmSync(parent, { recursive: true, force: true })))))
+    })
   }).pipe(Scope.extend(scope))
 
 /**
