@@ -443,33 +443,43 @@ const tail = () => {
   let text = ""
   return {
     add: (chunk: Buffer) => void (text = (text + chunk.toString("utf8")).slice(-4000)),
-    lines: (n: number) =>
-      text.split("\n").map((l) => l.trim()).filter((l) => l !== "").slice(-n).join(" | ")
+    /** `what: last lines`, or `what` alone when the process said nothing. */
+    after: (what: string, n: number) => {
+      const last = text.split("\n").map((l) => l.trim()).filter((l) => l !== "").slice(-n).join(" | ")
+      return last === "" ? what : `${what}: ${last}`
+    }
   }
 }
 
+/**
+ * Spawns a server program with its listeners attached at once (a spawn error is an 'error' event:
+ * unlistened, it ends the process with a stack trace). `ended` gets the outcome once, as text.
+ */
 const spawnAs = (
   command: string,
   args: ReadonlyArray<string>,
   user: Option.Option<PostgresUser>,
-  detached: boolean
+  options: {
+    readonly detached: boolean
+    readonly onOutput: (chunk: Buffer) => void
+    readonly ended: (outcome: string, byItself: boolean) => void
+  }
 ): Effect.Effect<ChildProcess, EmbeddedPostgresError> =>
-  attempt(`cannot run ${command}`, () =>
-    spawn(command, [...args], {
+  attempt(`cannot run ${command}`, () => {
+    const child = spawn(command, [...args], {
       ...Option.getOrElse(Option.map(user, (u) => ({ uid: u.uid, gid: u.gid })), () => ({})),
       // Messages in English: the start is recognised by its "ready" line.
       env: { ...process.env, LC_MESSAGES: "C" },
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group: a Ctrl-C in the terminal reaches the service, which drains and then
       // stops the server, instead of the server stopping under in-flight requests.
-      detached
-    }))
-
-/** Resolves once the process has ended, with its code or signal; fails when it could not be spawned. */
-const ended = (child: ChildProcess, what: string): Effect.Effect<string, EmbeddedPostgresError> =>
-  Effect.async((resume) => {
-    child.once("error", (cause) => resume(Effect.fail(new EmbeddedPostgresError({ message: `cannot run ${what} (${codeOf(cause)})`, cause }))))
-    child.once("close", (code, sig) => resume(Effect.succeed(sig !== null ? `signal ${sig}` : `code ${code}`)))
+      detached: options.detached
+    })
+    child.stdout?.on("data", options.onOutput)
+    child.stderr?.on("data", options.onOutput)
+    child.once("error", (cause) => options.ended(`cannot run ${path.basename(command)} (${codeOf(cause)})`, true))
+    child.once("exit", (code, sig) => options.ended(sig !== null ? `signal ${sig}` : `code ${code}`, sig === null))
+    return child
   })
 
 const initdb = (
@@ -486,18 +496,18 @@ const initdb = (
       if (Option.isSome(user)) fs.chownSync(passwordFile, user.value.uid, user.value.gid)
     })
     const log = tail()
-    const child = yield* spawnAs(path.join(binaries.native, "bin", "initdb"), [
+    const done = yield* Deferred.make<string>()
+    const runtime = yield* Effect.runtime<never>()
+    yield* spawnAs(path.join(binaries.native, "bin", "initdb"), [
       `--pgdata=${databaseDir}`,
       "--auth=password",
       "--username=postgres",
       `--pwfile=${passwordFile}`,
       "--lc-messages=C"
-    ], user, false)
-    child.stdout?.on("data", log.add)
-    child.stderr?.on("data", log.add)
-    const outcome = yield* ended(child, "initdb").pipe(Effect.ensuring(Effect.sync(() => fs.rmSync(passwordFile, { force: true }))))
+    ], user, { detached: false, onOutput: log.add, ended: (outcome) => Runtime.runSync(runtime)(Deferred.succeed(done, outcome)) })
+    const outcome = yield* Deferred.await(done).pipe(Effect.ensuring(Effect.sync(() => fs.rmSync(passwordFile, { force: true }))))
     if (outcome !== "code 0") {
-      return yield* Effect.fail(new EmbeddedPostgresError({ message: `initdb failed in ${databaseDir} (${outcome}): ${log.lines(3)}` }))
+      return yield* Effect.fail(new EmbeddedPostgresError({ message: log.after(`initdb failed in ${databaseDir} (${outcome})`, 3) }))
     }
   })
 
@@ -523,8 +533,17 @@ const serve = (
       Runtime.runSync(runtime)(Deferred.complete(deferred, effect))
     const args = ["-D", databaseDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1",
       ...Object.entries(settings).flatMap(([key, value]) => ["-c", `${key}=${value}`])]
+    const onOutput = (chunk: Buffer) => {
+      log.add(chunk)
+      if (chunk.toString("utf8").includes("database system is ready to accept connections")) complete(ready, Effect.void)
+    }
+    const ended = (outcome: string, byItself: boolean) => {
+      complete(ready, Effect.fail(new EmbeddedPostgresError({ message: log.after(`embedded PostgreSQL did not start in ${databaseDir} (${outcome})`, 3) })))
+      // Its last words say why it stopped by itself (a FATAL); a signal says it alone.
+      complete(exit, Effect.succeed(byItself ? log.after(outcome, 2) : outcome))
+    }
     const child = yield* Effect.acquireRelease(
-      spawnAs(path.join(binaries.native, "bin", "postgres"), args, user, true),
+      spawnAs(path.join(binaries.native, "bin", "postgres"), args, user, { detached: true, onOutput, ended }),
       (child) =>
         Effect.gen(function*() {
           stopping = true
@@ -538,25 +557,10 @@ const serve = (
           }
         })
     )
-    child.stdout?.on("data", log.add)
-    child.stderr?.on("data", (chunk: Buffer) => {
-      log.add(chunk)
-      if (chunk.toString("utf8").includes("database system is ready to accept connections")) complete(ready, Effect.void)
-    })
-    child.once("error", (cause) => {
-      complete(ready, Effect.fail(new EmbeddedPostgresError({ message: `cannot run postgres (${codeOf(cause)})`, cause })))
-      complete(exit, Effect.succeed(`could not run (${codeOf(cause)})`))
-    })
-    child.once("exit", (code, sig) => {
-      const outcome = sig !== null ? `signal ${sig}` : `code ${code}`
-      complete(ready, Effect.fail(new EmbeddedPostgresError({ message: `embedded PostgreSQL did not start in ${databaseDir} (${outcome}): ${log.lines(3)}` })))
-      // Its last words say why it stopped by itself (a FATAL); a signal says it alone.
-      complete(exit, Effect.succeed(sig !== null ? outcome : `${outcome}: ${log.lines(2)}`))
-    })
     yield* Deferred.await(ready).pipe(
       Effect.timeoutFail({
         duration: "120 seconds",
-        onTimeout: () => new EmbeddedPostgresError({ message: `embedded PostgreSQL did not start within 120 s in ${databaseDir}: ${log.lines(3)}` })
+        onTimeout: () => new EmbeddedPostgresError({ message: log.after(`embedded PostgreSQL did not start within 120 s in ${databaseDir}`, 3) })
       })
     )
     return {
