@@ -31,6 +31,14 @@ export interface AppConfigShape {
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   readonly adminToken: Option.Option<Redacted.Redacted>
   readonly logLevel: LogLevel.LogLevel
+  /** json: one JSON object a line (for collectors); pretty: one readable line an entry (for terminals). */
+  readonly logFormat: "json" | "pretty"
+  readonly databaseTimeouts: {
+    /** Longest wait for a pooled connection (a new one included) before the request fails with 503. */
+    readonly acquireMs: number
+    /** Longest a statement may run on the server before it is cancelled and the request fails with 503. */
+    readonly statementMs: number
+  }
   readonly maxBodyBytes: number
   readonly exportStorage: "local" | "s3"
   readonly s3: {
@@ -227,6 +235,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     )
   ),
   logLevel,
+  logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(Config.withDefault("json" as const)),
+  databaseTimeouts: Config.all({
+    acquireMs: positiveInt("DATABASE_ACQUIRE_TIMEOUT_MS", 5_000),
+    statementMs: positiveInt("DATABASE_STATEMENT_TIMEOUT_MS", 30_000)
+  }),
   maxBodyBytes: positiveInt("MAX_BODY_BYTES", 10 * 1024 * 1024),
   exportStorage: Config.literal("local", "s3")("EXPORT_STORAGE").pipe(Config.withDefault("local" as const)),
   s3: Config.all({

@@ -22,3 +22,30 @@ export const JsonLogger = Logger.replace(
     process.stdout.write(`${text}\n`)
   })
 )
+
+/** A value on a pretty line: strings bare unless they hold spaces or quotes, the rest as JSON. */
+const prettyValue = (value: unknown): string => {
+  if (typeof value === "string") return /^[^\s"=]*$/.test(value) && value !== "" ? value : JSON.stringify(value)
+  if (value instanceof Error) return JSON.stringify(`${value.name}: ${value.message}`)
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return Inspectable.stringifyCircular(value)
+  }
+}
+
+/**
+ * LOG_FORMAT=pretty: one readable line per entry for a terminal, `time LEVEL message key=value …`;
+ * the same entries as the JSON lines, so nothing is lost by choosing it.
+ */
+export const PrettyLogger = Logger.replace(
+  Logger.defaultLogger,
+  Logger.map(Logger.structuredLogger, (entry) => {
+    const messages = (Array.isArray(entry.message) ? entry.message : [entry.message]).map((part) =>
+      typeof part === "string" ? part : prettyValue(part)
+    )
+    const fields = Object.entries(entry.annotations).map(([key, value]) => `${key}=${prettyValue(value)}`)
+    const cause = entry.cause === undefined || entry.cause === "" ? [] : [`cause=${prettyValue(String(entry.cause).split("\n")[0])}`]
+    process.stdout.write(`${[entry.timestamp, entry.logLevel.padEnd(5), messages.join(" "), ...fields, ...cause].join(" ")}\n`)
+  })
+)

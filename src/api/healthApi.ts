@@ -12,9 +12,12 @@ const notReadyResponse = Schema.transform(NotReadyBody, Schema.typeSchema(NotRea
   encode: ({ reason, status }) => ({ status, reason })
 }).annotations(HttpApiSchema.annotations({ status: 503 }))
 
-/** Liveness (the process answers) and readiness (the database is reachable and migrated). */
+/**
+ * Liveness (the process answers, and the embedded PostgreSQL it owns is alive) and readiness (the
+ * database is reachable and migrated).
+ */
 export class HealthApi extends HttpApiGroup.make("health")
-  .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
+  .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })).addError(notReadyResponse))
   .add(
     HttpApiEndpoint.get("readyz", "/readyz")
       .addSuccess(Schema.Struct({ status: Schema.Literal("ready"), migration: Schema.Number }))

@@ -5,6 +5,7 @@ import { AdminError } from "../api/errors/adminError"
 import { type InvalidEventBatch, validateEventBatch } from "../api/schemas/events"
 import { AppConfig } from "../config"
 import { failureToProblem, tooLarge } from "../http/failureToProblem"
+import { logDatabaseUnavailable } from "../services/Database"
 import { UsageRepository } from "../services/UsageRepository"
 import { ApiKeyNotFound, ApiKeys, type ApiKeyRecord } from "../services/ApiKeys"
 import { StorageFailure, WorkspaceNotFound, Workspaces, type Workspace } from "../services/Workspaces"
@@ -25,7 +26,7 @@ const keyView = (k: ApiKeyRecord) => ({
 const adminErrors = <A, R>(
   effect: Effect.Effect<A, WorkspaceNotFound | ApiKeyNotFound | StorageFailure, R>
 ): Effect.Effect<A, AdminError, R> =>
-  Effect.mapError(effect, (error) => {
+  Effect.mapError(Effect.tapErrorTag(effect, "StorageFailure", (failure) => logDatabaseUnavailable(failure.cause)), (error) => {
     switch (error._tag) {
       case "WorkspaceNotFound":
         return new AdminError({ status: 404, code: "workspace_not_found", message: `No workspace with id ${error.id}.` })

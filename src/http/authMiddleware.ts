@@ -5,6 +5,7 @@ import { AppConfig } from "../config"
 import type { Scope } from "../domain/apiKey"
 import { AdminAuth, ExportAuth, ProviderAAuth, ProviderBAuth, ProviderCAuth } from "../api/security"
 import { AuthService, type Principal } from "../services/AuthService"
+import { logDatabaseUnavailable } from "../services/Database"
 import { LocalSecrets } from "../services/LocalSecrets"
 import { RateLimits } from "../services/RateLimits"
 import { type ErrorFormat, problemAs, type Problem } from "./errorFormat"
@@ -49,8 +50,8 @@ export const checkKey = (
             code: failure.reason === "scope" ? "insufficient_scope" : "invalid_api_key",
             message: failure.description
           }),
-        StorageFailure: () =>
-          Effect.fail<Problem>({ status: 503, code: "unavailable", message: "The service cannot check API keys right now. Retry shortly." })
+        StorageFailure: (failure) =>
+          Effect.zipRight(logDatabaseUnavailable(failure.cause), Effect.fail<Problem>({ status: 503, code: "unavailable", message: "The service cannot check API keys right now. Retry shortly." }))
       })
     )
 }

@@ -1,27 +1,81 @@
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option } from "effect"
+import { Context, Data, Duration, Effect, Layer, Option, Redacted } from "effect"
 import * as path from "node:path"
 import { AppConfig } from "../config"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres"
 import { LocalSecrets } from "./LocalSecrets"
 import { runMigrations } from "./Migrations"
 
+/** The embedded PostgreSQL this service owns ended without being asked to. */
+export class DatabaseLost extends Data.TaggedError("DatabaseLost")<{ readonly message: string }> {}
+
+/** Whether the database the service owns is there. With DATABASE_URL nothing is owned: always alive. */
+export class DatabaseHealth extends Context.Tag("DatabaseHealth")<DatabaseHealth, {
+  readonly alive: Effect.Effect<boolean>
+  /** Fails as soon as the owned database dies; never completes otherwise. */
+  readonly lost: Effect.Effect<never, DatabaseLost>
+}>() {
+  static readonly external = Layer.succeed(DatabaseHealth, { alive: Effect.succeed(true), lost: Effect.never })
+}
+
+/**
+ * The statement timeout goes to the server with each connection (it cancels the statement there);
+ * the acquire timeout is the pool's wait for a connection, a new one's connect included.
+ */
+const withStatementTimeout = (url: Redacted.Redacted, statementMs: number): Redacted.Redacted => {
+  const parsed = new URL(Redacted.value(url))
+  parsed.searchParams.set("statement_timeout", String(statementMs))
+  return Redacted.make(parsed.toString())
+}
+
+const messageOf = (cause: unknown): string =>
+  cause instanceof Error ? cause.message : typeof cause === "object" && cause !== null && "message" in cause ? String(cause.message) : String(cause)
+
+/** What went wrong with the database, in a few words, from a SqlError (or its cause). */
+export const databaseFailureReason = (error: unknown): string => {
+  const cause = typeof error === "object" && error !== null && "cause" in error ? error.cause : error
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : ""
+  const message = messageOf(cause)
+  if (code === "57014") return "statement timeout (DATABASE_STATEMENT_TIMEOUT_MS)"
+  if (/timeout exceeded when trying to connect/i.test(message)) return "no connection within DATABASE_ACQUIRE_TIMEOUT_MS"
+  return code !== "" && !message.includes(code) ? `${code}: ${message}` : message
+}
+
+/** The log line of a request answered 503 because of the database. */
+export const logDatabaseUnavailable = (error: unknown) =>
+  Effect.logWarning("database unavailable: answered 503").pipe(Effect.annotateLogs({ reason: databaseFailureReason(error) }))
+
 /**
  * The one database: DATABASE_URL when set, otherwise an embedded PostgreSQL in DATA_DIR/postgres
- * that lives as long as this layer. Migrations are applied before the layer is ready.
+ * that lives as long as this layer and is watched: its death is logged at once and `lost` fails, so
+ * the service stops (exit status 1) and its supervisor starts it again. Migrations are applied
+ * before the layer is ready.
  */
 export const DatabaseLive = Layer.unwrapScoped(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const url = Option.isSome(config.databaseUrl)
-      ? config.databaseUrl.value
-      : yield* Effect.flatMap(LocalSecrets, (secrets) => secrets.postgresPassword).pipe(
-        Effect.flatMap((password) => startEmbeddedPostgres({ directory: path.join(config.dataDir, "postgres"), password })),
-        Effect.tap(({ port }) => Effect.logInfo("embedded PostgreSQL started").pipe(Effect.annotateLogs({ port }))),
-        Effect.map(({ url }) => url)
+    const { acquireMs, statementMs } = config.databaseTimeouts
+    const client = (url: Redacted.Redacted) =>
+      Layer.effectDiscard(runMigrations()).pipe(
+        Layer.provideMerge(PgClient.layer({
+          url: withStatementTimeout(url, statementMs),
+          maxConnections: 20,
+          connectTimeout: Duration.millis(acquireMs),
+          applicationName: "workspace-api"
+        }))
       )
-    return Layer.effectDiscard(runMigrations()).pipe(
-      Layer.provideMerge(PgClient.layer({ url, maxConnections: 20, applicationName: "workspace-api" }))
+    if (Option.isSome(config.databaseUrl)) return Layer.merge(client(config.databaseUrl.value), DatabaseHealth.external)
+    const password = yield* Effect.flatMap(LocalSecrets, (secrets) => secrets.postgresPassword)
+    const server = yield* startEmbeddedPostgres({ directory: path.join(config.dataDir, "postgres"), password })
+    yield* Effect.logInfo("embedded PostgreSQL started").pipe(Effect.annotateLogs({ port: server.port, pid: server.pid }))
+    const lost = server.died.pipe(
+      Effect.map((why) => new DatabaseLost({ message: `embedded PostgreSQL (pid ${server.pid}) exited unexpectedly (${why}): the service stops` }))
+    )
+    // Noticed and logged at once, whoever waits on `lost`.
+    yield* Effect.forkScoped(lost.pipe(Effect.flatMap((error) => Effect.logError(error.message))))
+    return Layer.merge(
+      client(server.url),
+      Layer.succeed(DatabaseHealth, { alive: server.running, lost: Effect.flatMap(lost, Effect.fail) })
     )
   })
 )

@@ -1,11 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Either, Option, Redacted } from "effect"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { blockingParent, startEmbeddedPostgres } from "../../src/services/EmbeddedPostgres"
+import { bindingFor, blockingParent, ownerFileOf, startEmbeddedPostgres } from "../../src/services/EmbeddedPostgres"
 
 const isRoot = process.getuid?.() === 0
 const made: Array<string> = []
@@ -18,7 +19,9 @@ const closedFolder = (): string => {
   return dir
 }
 
-const mounts = (): string => fs.readFileSync("/proc/self/mountinfo", "utf8")
+/** Whether this test's own binding of the cluster is mounted (another process's mounts are not ours to judge). */
+const bound = (directory: string): boolean =>
+  fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n").some((line) => line.split(" ")[4] === bindingFor(directory))
 
 /** Starts the cluster, runs one query and stops it again. */
 const withCluster = <A>(directory: string, query: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
@@ -57,11 +60,11 @@ describe("embedded PostgreSQL under a parent the postgres user cannot pass", () 
       return
     }
     expect(fs.existsSync(path.join(directory, "PG_VERSION"))).toBe(true)
-    expect(mounts()).not.toContain("workspace-api-postgres-")
+    expect(bound(directory)).toBe(false)
     const second = await withCluster(directory, (sql) => sql<{ v: string }>`SELECT v FROM kept`)
     expect(second).toEqual(Either.right([{ v: "row" }]))
     expect(fs.statSync(closed).mode & 0o777).toBe(0o700)
-    expect(mounts()).not.toContain("workspace-api-postgres-")
+    expect(bound(directory)).toBe(false)
   }, 120_000)
 
   it.skipIf(!isRoot)("stops with one line naming DATA_DIR, the blocking parent and what to do when no binding is possible", async () => {
@@ -80,4 +83,35 @@ describe("embedded PostgreSQL under a parent the postgres user cannot pass", () 
     expect(message).toMatch(/Set DATA_DIR to a folder whose parents every user can pass through .* or set DATABASE_URL\.$/)
     expect(message).not.toContain("\n")
   })
+
+  it.skipIf(!isRoot)("undoes the binding and the ownership when the server fails to start, with one line saying why", async () => {
+    const directory = path.join(closedFolder(), "data", "postgres")
+    const result = await Effect.runPromise(Effect.either(Effect.scoped(
+      startEmbeddedPostgres({ directory, password: Redacted.make("parents-test"), settings: { no_such_setting: "1" } })
+    )))
+    expect(Either.isLeft(result)).toBe(true)
+    const message = Either.isLeft(result) ? result.left.message : ""
+    expect(message).toMatch(/^embedded PostgreSQL did not start in .*no_such_setting/)
+    expect(message).not.toContain("\n")
+    expect(bound(directory)).toBe(false)
+    expect(fs.existsSync(ownerFileOf(directory))).toBe(false)
+  }, 120_000)
+
+  it.skipIf(!isRoot)("removes a stale binding of ours (its cluster folder deleted) at the next start", async () => {
+    // What a killed test run leaves: a binding whose cluster folder was deleted afterwards.
+    const gone = path.join(closedFolder(), "gone", "postgres")
+    fs.mkdirSync(gone, { recursive: true })
+    fs.mkdirSync(bindingFor(gone))
+    try {
+      execFileSync("mount", ["--bind", gone, bindingFor(gone)])
+    } catch {
+      return // No right to mount here: nothing of ours can be left either.
+    }
+    fs.rmSync(path.dirname(gone), { recursive: true })
+    expect(bound(gone)).toBe(true)
+    const result = await withCluster(path.join(closedFolder(), "data", "postgres"), (sql) => sql`SELECT 1`)
+    expect(Either.isRight(result)).toBe(true)
+    expect(bound(gone)).toBe(false)
+    expect(fs.existsSync(bindingFor(gone))).toBe(false)
+  }, 120_000)
 })

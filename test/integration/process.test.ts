@@ -30,7 +30,7 @@ describe("the service process", () => {
       expect(lines, JSON.stringify(env)).toHaveLength(1)
       expect(lines[0]).toMatch(expected)
     }
-  }, 60_000)
+  }, 180_000)
 
   it("runs on embedded PostgreSQL, shuts down cleanly on SIGTERM and keeps every row across a restart", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-embedded-"))
