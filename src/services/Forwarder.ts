@@ -1,6 +1,8 @@
 import { Context, Data, Effect, Exit, Layer, Option } from "effect"
+import * as crypto from "node:crypto"
 import { answerableStatus } from "../api/errors/statusVariants"
 import type { Problem } from "../domain/problem"
+import { boundCounts, boundedCost } from "../domain/usageBounds"
 import { billedOutputTokens, emptyTally, parseJson, type Protocol } from "../domain/protocols/protocol"
 import { encodeSseEvent, type SseEvent, sseDecoder } from "../domain/sse"
 import type { LimitFamily } from "../domain/workspaceSettings"
@@ -133,24 +135,38 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         admission: Admission,
         started: number,
         result: { status: number; outcome: ApiRequestRecord["outcome"]; inputTokens: number; outputTokens: number }
-      ) =>
-        Effect.zipRight(admission.settle(result.inputTokens + result.outputTokens), recorder.record({
-          workspaceId: input.principal.workspace.id,
-          keyId: input.principal.keyId,
-          endpoint: input.endpoint,
-          provider: input.provider,
-          region: input.region,
-          model: input.model,
-          status: result.status,
-          outcome: result.outcome,
-          stream: input.stream,
-          inputTokens: result.inputTokens,
-          outputTokens: result.outputTokens,
-          costUsd: prices.cost(input.model, result),
-          latencyMs: performance.now() - started,
-          requestId: input.requestId,
-          createdAt: new Date()
-        }))
+      ) => {
+        // Upstream figures are untrusted: brought into the ledger's ranges before settling and recording.
+        const tokens = boundCounts({ inputTokens: result.inputTokens, outputTokens: result.outputTokens })
+        const cost = boundedCost(prices.cost(input.model, tokens.value))
+        const clamped = [...tokens.clamped, ...cost.clamped]
+        return Effect.zipRight(
+          clamped.length === 0 ? admission.settle(tokens.value.inputTokens + tokens.value.outputTokens) : Effect.zipRight(
+            Effect.logWarning("upstream usage out of range: recorded as the bound").pipe(
+              Effect.annotateLogs({ model: input.model, requestId: input.requestId ?? null, clamped })
+            ),
+            admission.settle(tokens.value.inputTokens + tokens.value.outputTokens)
+          ),
+          recorder.record({
+            recordId: crypto.randomUUID(),
+            workspaceId: input.principal.workspace.id,
+            keyId: input.principal.keyId,
+            endpoint: input.endpoint,
+            provider: input.provider,
+            region: input.region,
+            model: input.model,
+            status: result.status,
+            outcome: result.outcome,
+            stream: input.stream,
+            ...tokens.value,
+            costUsd: cost.value,
+            clamped: clamped.length > 0,
+            latencyMs: performance.now() - started,
+            requestId: input.requestId,
+            createdAt: new Date()
+          })
+        )
+      }
 
       const refuse = (
         input: ForwardInput,
