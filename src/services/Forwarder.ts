@@ -130,12 +130,16 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       const prices = yield* Prices
       const rateLimits = yield* RateLimits
 
+      const recorded = new WeakSet<Admission>()
       const record = (
         input: ForwardInput,
         admission: Admission,
         started: number,
         result: { status: number; outcome: ApiRequestRecord["outcome"]; inputTokens: number; outputTokens: number }
       ) => {
+        // One record per admitted request, whichever of its endings (answer, failure, interruption) comes first.
+        if (recorded.has(admission)) return Effect.void
+        recorded.add(admission)
         // Upstream figures are untrusted: brought into the ledger's ranges before settling and recording.
         const tokens = boundCounts({ inputTokens: result.inputTokens, outputTokens: result.outputTokens })
         const cost = boundedCost(prices.cost(input.model, tokens.value))
@@ -279,46 +283,61 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
 
       return {
         forward: (input) =>
-          Effect.gen(function*() {
+          Effect.suspend(() => {
             const started = performance.now()
-            const target = Option.getOrUndefined(upstreams.resolve(input.provider, input.region))
-            if (target === undefined) {
-              return yield* Effect.fail(
-                new ForwardFailure({
-                  problem: { status: 404, code: "region_not_found", message: `Region '${input.region}' is not served here.`, param: "region" },
-                  headers: {}
+            let admitted: Admission | undefined
+            return Effect.gen(function*() {
+              const target = Option.getOrUndefined(upstreams.resolve(input.provider, input.region))
+              if (target === undefined) {
+                return yield* Effect.fail(
+                  new ForwardFailure({
+                    problem: { status: 404, code: "region_not_found", message: `Region '${input.region}' is not served here.`, param: "region" },
+                    headers: {}
+                  })
+                )
+              }
+              const admission = yield* rateLimits.admit({
+                principal: input.principal,
+                family: input.family,
+                model: input.model,
+                tokens: input.reservedTokens,
+                format: input.protocol.format
+              }).pipe(Effect.mapError(({ headers, problem }) => new ForwardFailure({ problem, headers })))
+              admitted = admission
+              const response = yield* client.send(target, {
+                provider: input.provider,
+                path: input.path,
+                body: JSON.stringify(input.body),
+                ...(input.upstreamHeaders ? { headers: input.upstreamHeaders } : {})
+              }).pipe(Effect.catchTag("UpstreamFailure", (failure) => refuse(input, admission, started, failureProblem(failure))))
+              const headers = { ...admission.headers, ...pickHeaders(response.headers), ...simulatedHeader(target) }
+              if (response.status >= 300) {
+                const body = yield* readBody(response.body, maxJsonBytes).pipe(
+                  Effect.map((bytes) => bytes.toString("utf8")),
+                  Effect.orElseSucceed(() => "")
+                )
+                return yield* refuse(input, admission, started, upstreamErrorProblem(input.protocol, response.status, body), headers)
+              }
+              const contentType = String(response.headers["content-type"] ?? "")
+              if (input.stream !== contentType.includes("text/event-stream")) {
+                yield* readBody(response.body, maxJsonBytes).pipe(Effect.ignore)
+                return yield* refuse(input, admission, started, failureProblem(new UpstreamFailure({ kind: "malformed", detail: contentType })))
+              }
+              return input.stream
+                ? relayStream(input, admission, started, response, headers)
+                : yield* relayJson(input, admission, started, response, headers)
+            }).pipe(
+              // The client left before the answer (499, nginx's "client closed request"): billed for the
+              // prompt the upstream was sent, as a cancelled stream is.
+              Effect.onInterrupt(() =>
+                admitted === undefined ? Effect.void : record(input, admitted, started, {
+                  status: 499,
+                  outcome: "cancelled",
+                  inputTokens: input.estimatedInputTokens,
+                  outputTokens: 0
                 })
               )
-            }
-            const admission = yield* rateLimits.admit({
-              principal: input.principal,
-              family: input.family,
-              model: input.model,
-              tokens: input.reservedTokens,
-              format: input.protocol.format
-            }).pipe(Effect.mapError(({ headers, problem }) => new ForwardFailure({ problem, headers })))
-            const response = yield* client.send(target, {
-              provider: input.provider,
-              path: input.path,
-              body: JSON.stringify(input.body),
-              ...(input.upstreamHeaders ? { headers: input.upstreamHeaders } : {})
-            }).pipe(Effect.catchTag("UpstreamFailure", (failure) => refuse(input, admission, started, failureProblem(failure))))
-            const headers = { ...admission.headers, ...pickHeaders(response.headers), ...simulatedHeader(target) }
-            if (response.status >= 300) {
-              const body = yield* readBody(response.body, maxJsonBytes).pipe(
-                Effect.map((bytes) => bytes.toString("utf8")),
-                Effect.orElseSucceed(() => "")
-              )
-              return yield* refuse(input, admission, started, upstreamErrorProblem(input.protocol, response.status, body), headers)
-            }
-            const contentType = String(response.headers["content-type"] ?? "")
-            if (input.stream !== contentType.includes("text/event-stream")) {
-              yield* readBody(response.body, maxJsonBytes).pipe(Effect.ignore)
-              return yield* refuse(input, admission, started, failureProblem(new UpstreamFailure({ kind: "malformed", detail: contentType })))
-            }
-            return input.stream
-              ? relayStream(input, admission, started, response, headers)
-              : yield* relayJson(input, admission, started, response, headers)
+            )
           })
       }
     })
