@@ -50,3 +50,14 @@ export const boundedCost = (costUsd: number): Bounded<number> => {
   const recorded = boundCost(costUsd)
   return { value: recorded, clamped: Object.is(recorded, costUsd) ? [] : [{ field: "costUsd", received: String(costUsd), recorded }] }
 }
+
+/** Most tokens a request of a model outside the catalog (own keys) is believed to use. */
+export const unknownModelCeiling = 2_000_000
+
+/**
+ * Tokens to settle the rate limits with. A request cannot use more than its model's context (input
+ * and output share it), unless it reserved more (embeddings of many inputs reserve their exact
+ * count): an upstream reporting more would lock the workspace out for days.
+ */
+export const settledTokens = (used: number, reserved: number, contextLength: number | undefined): number =>
+  Math.min(used, Math.max(reserved, contextLength ?? unknownModelCeiling))

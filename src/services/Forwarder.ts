@@ -2,7 +2,8 @@ import { Context, Data, Effect, Exit, Layer, Option } from "effect"
 import * as crypto from "node:crypto"
 import { answerableStatus } from "../api/errors/statusVariants"
 import type { Problem } from "../domain/problem"
-import { boundCounts, boundedCost } from "../domain/usageBounds"
+import { findModel } from "../domain/models"
+import { boundCounts, boundedCost, settledTokens } from "../domain/usageBounds"
 import { billedOutputTokens, emptyTally, parseJson, type Protocol } from "../domain/protocols/protocol"
 import { encodeSseEvent, type SseEvent, sseDecoder } from "../domain/sse"
 import type { LimitFamily } from "../domain/workspaceSettings"
@@ -144,12 +145,16 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         const tokens = boundCounts({ inputTokens: result.inputTokens, outputTokens: result.outputTokens })
         const cost = boundedCost(prices.cost(input.model, tokens.value))
         const clamped = [...tokens.clamped, ...cost.clamped]
+        const model = input.family === "usage_export" ? undefined : findModel(input.provider, input.family, input.model)
+        const settle = admission.settle(
+          settledTokens(tokens.value.inputTokens + tokens.value.outputTokens, input.reservedTokens, model?.contextLength)
+        )
         return Effect.zipRight(
-          clamped.length === 0 ? admission.settle(tokens.value.inputTokens + tokens.value.outputTokens) : Effect.zipRight(
+          clamped.length === 0 ? settle : Effect.zipRight(
             Effect.logWarning("upstream usage out of range: recorded as the bound").pipe(
               Effect.annotateLogs({ model: input.model, requestId: input.requestId ?? null, clamped })
             ),
-            admission.settle(tokens.value.inputTokens + tokens.value.outputTokens)
+            settle
           ),
           recorder.record({
             recordId: crypto.randomUUID(),

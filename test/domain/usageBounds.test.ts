@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { boundCost, boundCount, boundCounts, boundedCost, maxCostUsd, maxInteger } from "../../src/domain/usageBounds"
+import { boundCost, boundCount, boundCounts, boundedCost, maxCostUsd, maxInteger, settledTokens, unknownModelCeiling } from "../../src/domain/usageBounds"
 
 describe("usage bounds", () => {
   it("brings counts into the integer column's range", () => {
@@ -34,5 +34,16 @@ describe("usage bounds", () => {
     ])
     expect(boundedCost(3).clamped).toEqual([])
     expect(boundedCost(-2).clamped).toEqual([{ field: "costUsd", received: "-2", recorded: 0 }])
+  })
+})
+
+describe("tokens settled against the rate limits", () => {
+  it("are what was used, up to the model's context or what was reserved", () => {
+    expect(settledTokens(1_200, 5_000, 128_000)).toBe(1_200)
+    expect(settledTokens(maxInteger, 5_000, 128_000)).toBe(128_000)
+    // Many embedding inputs: the exact reservation is above one input's context.
+    expect(settledTokens(300_000, 300_000, 8_192)).toBe(300_000)
+    expect(settledTokens(maxInteger, 300_000, 8_192)).toBe(300_000)
+    expect(settledTokens(maxInteger, 1_000, undefined)).toBe(unknownModelCeiling)
   })
 })
