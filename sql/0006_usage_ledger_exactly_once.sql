@@ -8,8 +8,6 @@
 --
 -- clamped: the upstream reported a usage figure out of its column's range (a fraction, a huge or
 -- negative count, NaN), and the record carries the nearest bound instead.
---
--- Numbered 0008: 0006 and 0007 are taken by the console branch.
 ALTER TABLE api_requests
   ADD COLUMN record_id uuid,
   ADD COLUMN clamped   boolean NOT NULL DEFAULT false;
