@@ -77,6 +77,10 @@ describe("the usage ledger against a hostile upstream", () => {
       expect(answer.status).toBe(200)
       ids.set(answer.headers.get("x-request-id")!, said)
     }
+    // Settled at the model's context, not at 10^10 tokens: a wait of minutes, not of months.
+    const after = await ask(hostile.key, "hello")
+    expect(after.status).toBe(429)
+    expect(Number(after.headers.get("retry-after"))).toBeLessThanOrEqual(180)
     for (let i = 0; i < 10; i++) {
       expect((await ask(second.key, "hello")).status).toBe(200)
       expect((await ask(third.key, "hello")).status).toBe(200)
