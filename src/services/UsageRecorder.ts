@@ -46,11 +46,13 @@ const JournalLine = Schema.parseJson(Schema.Struct({
   requestId: Schema.optionalWith(Schema.String, { as: "Option" }),
   createdAt: Schema.Date
 }))
-const encodeLine = Schema.encodeSync(JournalLine)
 const decodeLine = Schema.decodeEither(JournalLine)
 
-const toLine = (record: ApiRequestRecord): string =>
-  encodeLine({ ...record, requestId: Option.fromNullable(record.requestId) })
+/**
+ * The line JournalLine decodes (a missing requestId is none; the date as ISO text). Plain
+ * JSON.stringify: this runs for every forwarded request, the decoder only when a journal is read back.
+ */
+const toLine = (record: ApiRequestRecord): string => JSON.stringify(record)
 
 export interface UsageRecorderOptions {
   /**
