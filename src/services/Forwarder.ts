@@ -287,63 +287,63 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       }
 
       return {
-        forward: (input) =>
-          Effect.suspend(() => {
+        forward: (input) => {
+          // Set once the request is admitted: from then on, an interruption is recorded (made per call).
+          let admitted: { readonly admission: Admission; readonly started: number } | undefined
+          return Effect.gen(function*() {
             const started = performance.now()
-            let admitted: Admission | undefined
-            return Effect.gen(function*() {
-              const target = Option.getOrUndefined(upstreams.resolve(input.provider, input.region))
-              if (target === undefined) {
-                return yield* Effect.fail(
-                  new ForwardFailure({
-                    problem: { status: 404, code: "region_not_found", message: `Region '${input.region}' is not served here.`, param: "region" },
-                    headers: {}
-                  })
-                )
-              }
-              const admission = yield* rateLimits.admit({
-                principal: input.principal,
-                family: input.family,
-                model: input.model,
-                tokens: input.reservedTokens,
-                format: input.protocol.format
-              }).pipe(Effect.mapError(({ headers, problem }) => new ForwardFailure({ problem, headers })))
-              admitted = admission
-              const response = yield* client.send(target, {
-                provider: input.provider,
-                path: input.path,
-                body: JSON.stringify(input.body),
-                ...(input.upstreamHeaders ? { headers: input.upstreamHeaders } : {})
-              }).pipe(Effect.catchTag("UpstreamFailure", (failure) => refuse(input, admission, started, failureProblem(failure))))
-              const headers = { ...admission.headers, ...pickHeaders(response.headers), ...simulatedHeader(target) }
-              if (response.status >= 300) {
-                const body = yield* readBody(response.body, maxJsonBytes).pipe(
-                  Effect.map((bytes) => bytes.toString("utf8")),
-                  Effect.orElseSucceed(() => "")
-                )
-                return yield* refuse(input, admission, started, upstreamErrorProblem(input.protocol, response.status, body), headers)
-              }
-              const contentType = String(response.headers["content-type"] ?? "")
-              if (input.stream !== contentType.includes("text/event-stream")) {
-                yield* readBody(response.body, maxJsonBytes).pipe(Effect.ignore)
-                return yield* refuse(input, admission, started, failureProblem(new UpstreamFailure({ kind: "malformed", detail: contentType })))
-              }
-              return input.stream
-                ? relayStream(input, admission, started, response, headers)
-                : yield* relayJson(input, admission, started, response, headers)
-            }).pipe(
-              // The client left before the answer (499, nginx's "client closed request"): billed for the
-              // prompt the upstream was sent, as a cancelled stream is.
-              Effect.onInterrupt(() =>
-                admitted === undefined ? Effect.void : record(input, admitted, started, {
-                  status: 499,
-                  outcome: "cancelled",
-                  inputTokens: input.estimatedInputTokens,
-                  outputTokens: 0
+            const target = Option.getOrUndefined(upstreams.resolve(input.provider, input.region))
+            if (target === undefined) {
+              return yield* Effect.fail(
+                new ForwardFailure({
+                  problem: { status: 404, code: "region_not_found", message: `Region '${input.region}' is not served here.`, param: "region" },
+                  headers: {}
                 })
               )
+            }
+            const admission = yield* rateLimits.admit({
+              principal: input.principal,
+              family: input.family,
+              model: input.model,
+              tokens: input.reservedTokens,
+              format: input.protocol.format
+            }).pipe(Effect.mapError(({ headers, problem }) => new ForwardFailure({ problem, headers })))
+            admitted = { admission, started }
+            const response = yield* client.send(target, {
+              provider: input.provider,
+              path: input.path,
+              body: JSON.stringify(input.body),
+              ...(input.upstreamHeaders ? { headers: input.upstreamHeaders } : {})
+            }).pipe(Effect.catchTag("UpstreamFailure", (failure) => refuse(input, admission, started, failureProblem(failure))))
+            const headers = { ...admission.headers, ...pickHeaders(response.headers), ...simulatedHeader(target) }
+            if (response.status >= 300) {
+              const body = yield* readBody(response.body, maxJsonBytes).pipe(
+                Effect.map((bytes) => bytes.toString("utf8")),
+                Effect.orElseSucceed(() => "")
+              )
+              return yield* refuse(input, admission, started, upstreamErrorProblem(input.protocol, response.status, body), headers)
+            }
+            const contentType = String(response.headers["content-type"] ?? "")
+            if (input.stream !== contentType.includes("text/event-stream")) {
+              yield* readBody(response.body, maxJsonBytes).pipe(Effect.ignore)
+              return yield* refuse(input, admission, started, failureProblem(new UpstreamFailure({ kind: "malformed", detail: contentType })))
+            }
+            return input.stream
+              ? relayStream(input, admission, started, response, headers)
+              : yield* relayJson(input, admission, started, response, headers)
+          }).pipe(
+            // The client left before the answer (499, nginx's "client closed request"): billed for the
+            // prompt the upstream was sent, as a cancelled stream is.
+            Effect.onInterrupt(() =>
+              admitted === undefined ? Effect.void : record(input, admitted.admission, admitted.started, {
+                status: 499,
+                outcome: "cancelled",
+                inputTokens: input.estimatedInputTokens,
+                outputTokens: 0
+              })
             )
-          })
+          )
+        }
       }
     })
   )
