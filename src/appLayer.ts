@@ -29,6 +29,7 @@ import { RateLimits } from "./services/RateLimits"
 import { Tokenizer } from "./services/Tokenizer"
 import { UpstreamClient } from "./services/UpstreamClient"
 import { Upstreams } from "./services/Upstreams"
+import { UsageJournal } from "./services/UsageJournal"
 import { UsageRecorder } from "./services/UsageRecorder"
 import { DatabaseLive } from "./services/Database"
 import { ExportService } from "./services/ExportService/index"
@@ -50,7 +51,7 @@ export const ServicesLive = AuthService.layer.pipe(
 /** Forwarding to the providers: upstreams (or the simulator), the pooled client, usage recording. */
 export const ForwardingLive = Layer.mergeAll(ChatCompletions.layer, Embeddings.layer, Messages.layer, FimCompletions.layer).pipe(
   Layer.provideMerge(Forwarder.layer),
-  Layer.provide([Upstreams.layer, UpstreamClient.layer, UsageRecorder.layer, Prices.layer, Tokenizer.layer]),
+  Layer.provide([Upstreams.layer, UpstreamClient.layer, UsageRecorder.layer.pipe(Layer.provide(UsageJournal.layer)), Prices.layer, Tokenizer.layer]),
   Layer.provideMerge(RateLimits.layer),
   Layer.provide(RateLimiterLive)
 )

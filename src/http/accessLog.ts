@@ -35,5 +35,9 @@ export const accessLogFor = (runtime: Runtime.Runtime<never>): ((entry: AccessEn
   return (entry) => void process.stdout.write(accessLogLine(entry, new Date()))
 }
 
-/** The status a request ended with: its answer's, or 500 when the serving failed or was interrupted. */
-export const endStatus = <E>(exit: Exit.Exit<number, E>): number => (Exit.isSuccess(exit) ? exit.value : 500)
+/**
+ * The status a request ended with: its answer's, 499 when it was interrupted (the client closed the
+ * connection first; nginx's "client closed request"), or 500 when the serving failed.
+ */
+export const endStatus = <E>(exit: Exit.Exit<number, E>): number =>
+  Exit.isSuccess(exit) ? exit.value : Exit.isInterrupted(exit) ? 499 : 500

@@ -1,5 +1,5 @@
 import { HttpApiError } from "@effect/platform"
-import { Context, Effect, FiberId, Layer, Runtime, Schema } from "effect"
+import { Context, Effect, Fiber, FiberId, Layer, Runtime, Schema } from "effect"
 import type * as http from "node:http"
 import { ChatCompletionRequest } from "../api/schemas/chatCompletions"
 import { EmbeddingRequest } from "../api/schemas/embeddings"
@@ -106,7 +106,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
   /** No lane: the HttpApi app answers everything (the reference the lane is tested against). */
   static readonly none = Layer.succeed(ForwardingLane, { claim: () => false })
 
-  static readonly layer = Layer.effect(
+  static readonly layer = Layer.scoped(
     ForwardingLane,
     Effect.gen(function*() {
       const { basePath, maxBodyBytes } = yield* AppConfig
@@ -118,6 +118,11 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
       const runtime = yield* Effect.runtime<never>()
       const runFork = Runtime.runFork(runtime)
       const accessLog = accessLogFor(runtime)
+      // Requests being served. Released after the server (which has closed every connection by
+      // then, busy ones at the end of the grace): what is still running was cut and is waited
+      // for, so that the usage of a stream cut at shutdown is recorded before the recorder's last flush.
+      const running = new Set<Fiber.RuntimeFiber<number>>()
+      yield* Effect.addFinalizer(() => Fiber.interruptAll([...running]))
 
       const routes = new Map<string, LaneRoute>([
         ["provider_a/v1/chat/completions", {
@@ -190,8 +195,10 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
         )
         const started = performance.now()
         const fiber = runFork(answer)
+        running.add(fiber)
         // The request's log line, written once the fiber has ended: no log call inside it.
-        fiber.addObserver((exit) =>
+        fiber.addObserver((exit) => {
+          running.delete(fiber)
           accessLog({
             requestId,
             method: "POST",
@@ -200,7 +207,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
             durationMs: Math.round((performance.now() - started) * 10) / 10,
             fiberId: FiberId.threadName(fiber.id())
           })
-        )
+        })
         // A client that goes away stops the work done for it (and the upstream exchange).
         response.once("close", () => {
           if (!response.writableEnded) fiber.unsafeInterruptAsFork(FiberId.none)

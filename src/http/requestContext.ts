@@ -1,5 +1,5 @@
 import { HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Exit } from "effect"
 import * as crypto from "node:crypto"
 import { currentRequestId } from "./currentRequestId"
 
@@ -14,7 +14,7 @@ export const requestIdHeaders = (requestId: string): Record<string, string> => (
 
 /**
  * Runs the serving of one request with its id in the logs and in `currentRequestId`, and writes
- * one structured log line when it is done (status 500 when it failed unanswered).
+ * one structured log line when it is done (status 500 when it failed unanswered, 499 when the client left).
  */
 export const withRequestContext = <A, E, R>(
   serve: Effect.Effect<A, E, R>,
@@ -31,7 +31,7 @@ export const withRequestContext = <A, E, R>(
           requestId: request.requestId,
           method: request.method,
           path: request.url.split("?")[0],
-          status: exit._tag === "Success" ? statusOf(exit.value) : 500,
+          status: Exit.isSuccess(exit) ? statusOf(exit.value) : Exit.isInterrupted(exit) ? 499 : 500,
           durationMs: Math.round((performance.now() - started) * 10) / 10
         })
       )

@@ -1,6 +1,9 @@
 import { Context, Data, Effect, Exit, Layer, Option } from "effect"
+import * as crypto from "node:crypto"
 import { answerableStatus } from "../api/errors/statusVariants"
 import type { Problem } from "../domain/problem"
+import { findModel } from "../domain/models"
+import { boundCounts, boundedCost, settledTokens } from "../domain/usageBounds"
 import { billedOutputTokens, emptyTally, parseJson, type Protocol } from "../domain/protocols/protocol"
 import { encodeSseEvent, type SseEvent, sseDecoder } from "../domain/sse"
 import type { LimitFamily } from "../domain/workspaceSettings"
@@ -128,29 +131,51 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       const prices = yield* Prices
       const rateLimits = yield* RateLimits
 
+      const recorded = new WeakSet<Admission>()
       const record = (
         input: ForwardInput,
         admission: Admission,
         started: number,
         result: { status: number; outcome: ApiRequestRecord["outcome"]; inputTokens: number; outputTokens: number }
-      ) =>
-        Effect.zipRight(admission.settle(result.inputTokens + result.outputTokens), recorder.record({
-          workspaceId: input.principal.workspace.id,
-          keyId: input.principal.keyId,
-          endpoint: input.endpoint,
-          provider: input.provider,
-          region: input.region,
-          model: input.model,
-          status: result.status,
-          outcome: result.outcome,
-          stream: input.stream,
-          inputTokens: result.inputTokens,
-          outputTokens: result.outputTokens,
-          costUsd: prices.cost(input.model, result),
-          latencyMs: performance.now() - started,
-          requestId: input.requestId,
-          createdAt: new Date()
-        }))
+      ) => {
+        // One record per admitted request, whichever of its endings (answer, failure, interruption) comes first.
+        if (recorded.has(admission)) return Effect.void
+        recorded.add(admission)
+        // Upstream figures are untrusted: brought into the ledger's ranges before settling and recording.
+        const tokens = boundCounts({ inputTokens: result.inputTokens, outputTokens: result.outputTokens })
+        const cost = boundedCost(prices.cost(input.model, tokens.value))
+        const clamped = [...tokens.clamped, ...cost.clamped]
+        const model = input.family === "usage_export" ? undefined : findModel(input.provider, input.family, input.model)
+        const settle = admission.settle(
+          settledTokens(tokens.value.inputTokens + tokens.value.outputTokens, input.reservedTokens, model?.contextLength)
+        )
+        return Effect.zipRight(
+          clamped.length === 0 ? settle : Effect.zipRight(
+            Effect.logWarning("upstream usage out of range: recorded as the bound").pipe(
+              Effect.annotateLogs({ model: input.model, requestId: input.requestId ?? null, clamped })
+            ),
+            settle
+          ),
+          recorder.record({
+            recordId: crypto.randomUUID(),
+            workspaceId: input.principal.workspace.id,
+            keyId: input.principal.keyId,
+            endpoint: input.endpoint,
+            provider: input.provider,
+            region: input.region,
+            model: input.model,
+            status: result.status,
+            outcome: result.outcome,
+            stream: input.stream,
+            ...tokens.value,
+            costUsd: cost.value,
+            clamped: clamped.length > 0,
+            latencyMs: performance.now() - started,
+            requestId: input.requestId,
+            createdAt: new Date()
+          })
+        )
+      }
 
       const refuse = (
         input: ForwardInput,
@@ -262,8 +287,10 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       }
 
       return {
-        forward: (input) =>
-          Effect.gen(function*() {
+        forward: (input) => {
+          // Set once the request is admitted: from then on, an interruption is recorded (made per call).
+          let admitted: { readonly admission: Admission; readonly started: number } | undefined
+          return Effect.gen(function*() {
             const started = performance.now()
             const target = Option.getOrUndefined(upstreams.resolve(input.provider, input.region))
             if (target === undefined) {
@@ -281,6 +308,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               tokens: input.reservedTokens,
               format: input.protocol.format
             }).pipe(Effect.mapError(({ headers, problem }) => new ForwardFailure({ problem, headers })))
+            admitted = { admission, started }
             const response = yield* client.send(target, {
               provider: input.provider,
               path: input.path,
@@ -303,7 +331,19 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             return input.stream
               ? relayStream(input, admission, started, response, headers)
               : yield* relayJson(input, admission, started, response, headers)
-          })
+          }).pipe(
+            // The client left before the answer (499, nginx's "client closed request"): billed for the
+            // prompt the upstream was sent, as a cancelled stream is.
+            Effect.onInterrupt(() =>
+              admitted === undefined ? Effect.void : record(input, admitted.admission, admitted.started, {
+                status: 499,
+                outcome: "cancelled",
+                inputTokens: input.estimatedInputTokens,
+                outputTokens: 0
+              })
+            )
+          )
+        }
       }
     })
   )

@@ -1,28 +1,64 @@
-import { SqlClient } from "@effect/sql"
-import { Context, Duration, Effect, Layer, Ref, Schedule } from "effect"
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Context, Duration, Effect, Either, Fiber, Layer, Option, Ref, Schedule, Schema } from "effect"
+import { UsageJournal } from "./UsageJournal"
 
 /** One forwarded request, as the ledger keeps it. */
 export interface ApiRequestRecord {
+  /** The service's own id of this record: the ledger's idempotency key (not the caller-chosen request id). */
+  readonly recordId: string
   readonly workspaceId: string
   readonly keyId: string
   readonly endpoint: "chat_completions" | "embeddings" | "messages" | "fim_completions"
   readonly provider: "provider_a" | "provider_b" | "provider_c"
   readonly region: string
   readonly model: string
-  /** The status the client got (a stream that failed midway keeps its 200). */
+  /** The status the client got (a stream that failed midway keeps its 200; a client that left, 499). */
   readonly status: number
   readonly outcome: "completed" | "failed" | "cancelled"
   readonly stream: boolean
   readonly inputTokens: number
   readonly outputTokens: number
   readonly costUsd: number
+  /** A usage figure was out of its column's range and was brought to the bound (src/domain/usageBounds.ts). */
+  readonly clamped: boolean
   readonly latencyMs: number
   readonly requestId: string | undefined
   readonly createdAt: Date
 }
 
+/** A record as the journal holds it: one JSON line. */
+const JournalLine = Schema.parseJson(Schema.Struct({
+  recordId: Schema.String,
+  workspaceId: Schema.String,
+  keyId: Schema.String,
+  endpoint: Schema.Literal("chat_completions", "embeddings", "messages", "fim_completions"),
+  provider: Schema.Literal("provider_a", "provider_b", "provider_c"),
+  region: Schema.String,
+  model: Schema.String,
+  status: Schema.Number,
+  outcome: Schema.Literal("completed", "failed", "cancelled"),
+  stream: Schema.Boolean,
+  inputTokens: Schema.Number,
+  outputTokens: Schema.Number,
+  costUsd: Schema.Number,
+  clamped: Schema.Boolean,
+  latencyMs: Schema.Number,
+  requestId: Schema.optionalWith(Schema.String, { as: "Option" }),
+  createdAt: Schema.Date
+}))
+const decodeLine = Schema.decodeEither(JournalLine)
+
+/**
+ * The line JournalLine decodes (a missing requestId is none; the date as ISO text). Plain
+ * JSON.stringify: this runs for every forwarded request, the decoder only when a journal is read back.
+ */
+const toLine = (record: ApiRequestRecord): string => JSON.stringify(record)
+
 export interface UsageRecorderOptions {
-  /** Records held at most while the database is away; beyond it the oldest are dropped, with a log line. */
+  /**
+   * Records held in memory at most; beyond it they are only in the journal and read back from it
+   * once memory has room. Without a journal (UsageJournal.none) the oldest are dropped, with a log line.
+   */
   readonly capacity: number
   readonly batchSize: number
   readonly flushEvery: Duration.DurationInput
@@ -30,27 +66,62 @@ export interface UsageRecorderOptions {
 
 export const defaultRecorderOptions: UsageRecorderOptions = { capacity: 100_000, batchSize: 1_000, flushEvery: "500 millis" }
 
+interface Entry {
+  readonly record: ApiRequestRecord
+  /** The journal segment that holds the record; none when it is in memory only. */
+  readonly segment: Option.Option<number>
+}
+
+/** SQLSTATE classes of errors that belong to the data of a batch, not to the database being away. */
+const dataErrorClasses = ["22", "23"]
+
+const sqlState = (error: SqlError.SqlError): string | undefined => {
+  const cause: unknown = error.cause
+  return typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"
+    ? cause.code
+    : undefined
+}
+
+const isDataError = (error: SqlError.SqlError) => dataErrorClasses.includes(sqlState(error)?.slice(0, 2) ?? "")
+
+const errorText = (error: SqlError.SqlError): string => {
+  const cause: unknown = error.cause
+  const detail = cause instanceof Error ? cause.message : String(cause)
+  return `${sqlState(error) ?? "?"}: ${detail}`.slice(0, 2_000)
+}
+
 /**
- * Records forwarded requests off the request path: `record` only appends to a bounded buffer; a
- * background fiber writes batches in one statement each, keeps them when the database is away and
- * tries again, and the last records are written on shutdown.
+ * Records forwarded requests off the request path. `record` writes the record to the local journal
+ * (UsageJournal), then queues it; one background fiber at a time writes the queue in batches, each
+ * one idempotent (ON CONFLICT on the record id), and tells the journal what is in the ledger so that
+ * drained segments are removed. A batch the database refuses for its data is split until the bad
+ * record is alone, and that one goes to the dead-letter table with the error: it never blocks the
+ * others. While the database is away everything stays queued (beyond the memory capacity, in the
+ * journal only) and is written when it is back. On shutdown the periodic flush is stopped first,
+ * then what is left is written; what still cannot be is in the journal for the next start.
  */
 export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
   readonly record: (record: ApiRequestRecord) => Effect.Effect<void>
-  /** Writes everything buffered now (tests, shutdown). */
+  /** Writes everything queued now (tests, shutdown). */
   readonly flush: Effect.Effect<void>
+  /** Records queued in memory, not yet in the ledger. */
+  readonly pending: Effect.Effect<number>
 }>() {
   static readonly layerWith = (options: UsageRecorderOptions) =>
     Layer.scoped(
       UsageRecorder,
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
+        const journal = yield* UsageJournal
         // Appended on every forwarded request, so a plain array owned by this service, not a copied value.
-        const buffer: Array<ApiRequestRecord> = []
+        let queue: Array<Entry> = []
         const dropped = yield* Ref.make(0)
+        // One writer at a time: the periodic flush, a test's flush and the shutdown flush never overlap.
+        const writer = yield* Effect.makeSemaphore(1)
 
-        const insert = (batch: ReadonlyArray<ApiRequestRecord>) => {
-          const rows = JSON.stringify(batch.map((r) => ({
+        const insert = (batch: ReadonlyArray<Entry>) => {
+          const rows = JSON.stringify(batch.map(({ record: r }) => ({
+            record_id: r.recordId,
             workspace_id: r.workspaceId,
             key_id: r.keyId,
             endpoint: r.endpoint,
@@ -63,37 +134,117 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
             input_tokens: r.inputTokens,
             output_tokens: r.outputTokens,
             cost_usd: r.costUsd,
+            clamped: r.clamped,
             latency_ms: Math.round(r.latencyMs),
             request_id: r.requestId ?? null,
             created_at: r.createdAt.toISOString()
           })))
           return sql`
-            INSERT INTO api_requests (workspace_id, key_id, endpoint, provider, region, model, status, outcome, stream,
-                                      input_tokens, output_tokens, cost_usd, latency_ms, request_id, created_at)
-            SELECT workspace_id, key_id, endpoint, provider, region, model, status, outcome, stream,
-                   input_tokens, output_tokens, cost_usd, latency_ms, request_id, created_at
+            INSERT INTO api_requests (record_id, workspace_id, key_id, endpoint, provider, region, model, status, outcome,
+                                      stream, input_tokens, output_tokens, cost_usd, clamped, latency_ms, request_id,
+                                      created_at)
+            SELECT record_id, workspace_id, key_id, endpoint, provider, region, model, status, outcome, stream,
+                   input_tokens, output_tokens, cost_usd, clamped, latency_ms, request_id, created_at
             FROM jsonb_to_recordset(${rows}::jsonb) AS r(
-              workspace_id uuid, key_id uuid, endpoint text, provider text, region text, model text, status smallint,
-              outcome text, stream boolean, input_tokens integer, output_tokens integer, cost_usd numeric,
-              latency_ms integer, request_id text, created_at timestamptz)`
+              record_id uuid, workspace_id uuid, key_id uuid, endpoint text, provider text, region text, model text,
+              status smallint, outcome text, stream boolean, input_tokens integer, output_tokens integer,
+              cost_usd numeric, clamped boolean, latency_ms integer, request_id text, created_at timestamptz)
+            ON CONFLICT (workspace_id, record_id) DO NOTHING`
         }
 
-        /** Writes the oldest batch; on failure it stays at the front of the buffer for the next try. */
+        const deadLetter = (entry: Entry, error: SqlError.SqlError) => {
+          const text = errorText(error)
+          return sql`
+            INSERT INTO api_requests_dead_letter (record_id, workspace_id, record, error)
+            VALUES (${entry.record.recordId}::uuid, ${entry.record.workspaceId}, ${toLine(entry.record)}, ${text})
+            ON CONFLICT (record_id) DO NOTHING`.pipe(
+            Effect.zipRight(
+              Effect.logError("usage record refused by the ledger: kept in api_requests_dead_letter").pipe(
+                Effect.annotateLogs({ recordId: entry.record.recordId, workspaceId: entry.record.workspaceId, error: text })
+              )
+            )
+          )
+        }
+
+        /**
+         * Writes a batch whole, or split in halves when the database refuses its data, down to the
+         * single records that go to the dead-letter table. Fails only when the database is away
+         * (then nothing is lost: the batch stays queued, and what was written is ignored next time).
+         */
+        const writeSplitting = (batch: ReadonlyArray<Entry>): Effect.Effect<void, SqlError.SqlError> =>
+          insert(batch).pipe(
+            Effect.asVoid,
+            Effect.catchIf(isDataError, (error) => {
+              if (batch.length === 1) return deadLetter(batch[0]!, error)
+              const half = Math.ceil(batch.length / 2)
+              return Effect.logWarning("usage batch refused by the ledger: split to isolate the bad record").pipe(
+                Effect.annotateLogs({ records: batch.length, error: errorText(error) }),
+                Effect.zipRight(writeSplitting(batch.slice(0, half))),
+                Effect.zipRight(writeSplitting(batch.slice(half)))
+              )
+            })
+          )
+
+        /** Tells the journal which of its records are now in the ledger. */
+        const release = (batch: ReadonlyArray<Entry>) => {
+          const counts = new Map<number, number>()
+          for (const entry of batch) {
+            if (Option.isSome(entry.segment)) counts.set(entry.segment.value, (counts.get(entry.segment.value) ?? 0) + 1)
+          }
+          return Effect.forEach(counts, ([segment, count]) => journal.committed(segment, count), { discard: true })
+        }
+
+        /** Brings back the oldest segment whose records are only on disk, when memory has room for it. */
+        const reloadSpilled = Effect.suspend(() => {
+          if (queue.length > options.capacity / 2) return Effect.succeed(false)
+          return Effect.flatMap(journal.reload, Option.match({
+            onNone: () => Effect.succeed(false),
+            onSome: ({ lines, segment }) =>
+              Effect.gen(function*() {
+                // Records of that segment still queued are replaced by its lines (the same records).
+                queue = queue.filter((entry) => !(Option.isSome(entry.segment) && entry.segment.value === segment))
+                let unreadable = 0
+                for (const line of lines) {
+                  const decoded = decodeLine(line)
+                  if (Either.isLeft(decoded)) {
+                    unreadable++
+                    continue
+                  }
+                  const { requestId, ...record } = decoded.right
+                  queue.push({ record: { ...record, requestId: Option.getOrUndefined(requestId) }, segment: Option.some(segment) })
+                }
+                if (unreadable > 0) {
+                  // A line cut short by a crash while it was being written.
+                  yield* Effect.logWarning("usage journal lines that cannot be read were skipped").pipe(
+                    Effect.annotateLogs({ segment, lines: unreadable })
+                  )
+                  yield* journal.committed(segment, unreadable)
+                }
+                return true
+              })
+          }))
+        })
+
+        /** Writes the oldest batch; on failure it stays at the front of the queue for the next try. */
         const writeBatch = Effect.gen(function*() {
-          const batch = buffer.slice(0, options.batchSize)
+          if (queue.length === 0 && !(yield* reloadSpilled)) return false
+          const batch = queue.slice(0, options.batchSize)
           if (batch.length === 0) return false
-          yield* insert(batch)
-          // Records appended meanwhile are behind the batch: only the batch leaves the front.
-          buffer.splice(0, batch.length)
+          yield* writeSplitting(batch)
+          // Records queued meanwhile are behind the batch; a reload only happens in this fiber.
+          queue.splice(0, batch.length)
+          yield* release(batch)
+          if (queue.length < options.capacity / 2) yield* reloadSpilled
           return true
         })
 
-        const writeAll: Effect.Effect<void, unknown> = Effect.flatMap(writeBatch, (wrote) => (wrote ? writeAll : Effect.void))
+        const writeLoop: Effect.Effect<void, SqlError.SqlError> = Effect.flatMap(writeBatch, (wrote) => (wrote ? writeLoop : Effect.void))
+        const writeAll = writer.withPermits(1)(writeLoop)
 
         const reportDrops = Effect.flatMap(Ref.getAndSet(dropped, 0), (count) =>
           count === 0
             ? Effect.void
-            : Effect.logError("usage buffer full while the database is unavailable: oldest records dropped").pipe(
+            : Effect.logError("usage queue full and no journal: oldest records dropped").pipe(
               Effect.annotateLogs({ dropped: count, capacity: options.capacity })
             ))
 
@@ -108,20 +259,22 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
             Effect.flatMap(Ref.getAndSet(failing, true), (was) =>
               was
                 ? Effect.void
-                : Effect.logWarning("usage records cannot be written; kept in memory and retried").pipe(
-                  Effect.annotateLogs({ buffered: buffer.length, cause: String(cause) })
+                : Effect.logWarning("usage records cannot be written; kept in the journal and retried").pipe(
+                  Effect.annotateLogs({ queued: queue.length, cause: errorText(cause) })
                 ))
           ),
           Effect.zipRight(reportDrops)
         )
-        yield* Effect.forkScoped(Effect.repeat(cycle, Schedule.spaced(options.flushEvery)))
-        // On shutdown: a few tries to write what is left before the pool closes.
+        const periodic = yield* Effect.forkScoped(Effect.repeat(cycle, Schedule.spaced(options.flushEvery)))
+        // On shutdown: the periodic flush is stopped first (waiting for a write under way), then a
+        // few tries to write what is left before the pool closes. What remains is in the journal.
         yield* Effect.addFinalizer(() =>
-          writeAll.pipe(
+          Fiber.interrupt(periodic).pipe(
+            Effect.zipRight(writeAll),
             Effect.retry(Schedule.intersect(Schedule.recurs(5), Schedule.spaced("500 millis"))),
             Effect.catchAll((cause) =>
-              Effect.logError("usage records lost at shutdown").pipe(
-                Effect.annotateLogs({ records: buffer.length, cause: String(cause) })
+              Effect.logError("usage records not written at shutdown: kept in the journal for the next start").pipe(
+                Effect.annotateLogs({ records: queue.length, cause: errorText(cause) })
               )
             )
           )
@@ -129,14 +282,21 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
 
         return {
           record: (record) =>
-            Effect.suspend(() => {
-              buffer.push(record)
-              if (buffer.length <= options.capacity) return Effect.void
-              const overflow = buffer.length - options.capacity
-              buffer.splice(0, overflow)
-              return Ref.update(dropped, (n) => n + overflow)
-            }),
-          flush: Effect.orElse(writeAll, () => Effect.void)
+            Effect.flatMap(journal.append(toLine(record)), (segment) =>
+              Effect.suspend(() => {
+                if (queue.length < options.capacity) {
+                  queue.push({ record, segment })
+                  return Effect.void
+                }
+                // Memory is full: the journal keeps the record until there is room for its segment.
+                if (Option.isSome(segment)) return journal.spill(segment.value)
+                queue.push({ record, segment })
+                const overflow = queue.length - options.capacity
+                queue.splice(0, overflow)
+                return Ref.update(dropped, (n) => n + overflow)
+              })),
+          flush: Effect.orElse(writeAll, () => Effect.void),
+          pending: Effect.sync(() => queue.length)
         }
       })
     )

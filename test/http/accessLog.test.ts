@@ -51,6 +51,6 @@ describe("the access log", () => {
   it("takes the answer's status, or 500 when the serving failed or was interrupted", () => {
     expect(endStatus(Exit.succeed(429))).toBe(429)
     expect(endStatus(Exit.die("boom"))).toBe(500)
-    expect(endStatus(Exit.interrupt(Effect.runSync(Effect.fiberId)))).toBe(500)
+    expect(endStatus(Exit.interrupt(Effect.runSync(Effect.fiberId)))).toBe(499)
   })
 })

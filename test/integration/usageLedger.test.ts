@@ -1,0 +1,114 @@
+import type * as http from "node:http"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { maxInteger } from "../../src/domain/usageBounds"
+import { query } from "../support/database"
+import { eventually, type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream"
+import { createKey, createWorkspace, type RunningApp, startApp } from "../support/testApp"
+
+/**
+ * A hostile upstream: the last user message chooses the usage it reports ("fraction", "huge",
+ * "negative"), or "hang" (no answer at all); else an honest answer.
+ */
+const behave = (body: any, response: http.ServerResponse) => {
+  const said: string = body?.messages?.at(-1)?.content ?? ""
+  if (said === "hang") return
+  const usage = said === "fraction"
+    ? { prompt_tokens: 5.5, completion_tokens: 2, total_tokens: 7.5 }
+    : said === "huge"
+    ? { prompt_tokens: 3, completion_tokens: 1e10, total_tokens: 1e10 }
+    : said === "negative"
+    ? { prompt_tokens: -4, completion_tokens: 1, total_tokens: -3 }
+    : { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 }
+  response.writeHead(200, { "content-type": "application/json" })
+  response.end(JSON.stringify({
+    id: "chatcmpl-1",
+    object: "chat.completion",
+    created: 1,
+    model: "chatgen-4o",
+    choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop", logprobs: null }],
+    usage
+  }))
+}
+
+interface Row {
+  readonly request_id: string
+  readonly input_tokens: number
+  readonly output_tokens: number
+  readonly clamped: boolean
+  readonly outcome: string
+  readonly status: number
+}
+
+describe("the usage ledger against a hostile upstream", () => {
+  let upstream: FakeUpstream
+  let app: RunningApp
+  const workspaces: Array<{ id: string; key: string }> = []
+
+  beforeAll(async () => {
+    upstream = await startFakeUpstream((request, response) => behave(request.body, response))
+    app = await startApp({ UPSTREAM_PROVIDER_A_EU_URL: upstream.url, UPSTREAM_PROVIDER_A_EU_KEY: "upstream-secret", UPSTREAM_FIRST_BYTE_TIMEOUT_MS: "30000" })
+    for (let i = 0; i < 3; i++) {
+      const workspace = await createWorkspace(app)
+      workspaces.push({ id: workspace.id, key: (await createKey(app, workspace.id, ["COMPLETION_API"])).key })
+    }
+  })
+  afterAll(async () => {
+    await app?.stop()
+    await upstream?.close()
+  })
+
+  const ask = (key: string, content: string, signal?: AbortSignal) =>
+    fetch(`${app.url}/provider_a/eu/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content }] }),
+      ...(signal ? { signal } : {})
+    })
+
+  const rowsOf = (workspaceId: string) =>
+    query<Row>(app.env.DATABASE_URL!, "SELECT request_id, input_tokens, output_tokens, clamped, outcome, status FROM api_requests WHERE workspace_id = $1", [workspaceId])
+
+  it("records out-of-range usage as the bound, marked, and every other workspace's records still reach the ledger", async () => {
+    const [hostile, second, third] = workspaces as [typeof workspaces[0], typeof workspaces[0], typeof workspaces[0]]
+    const ids = new Map<string, string>()
+    // "huge" last: settled at the model's context (128,000 tokens), it spends the workspace's minute.
+    for (const said of ["fraction", "negative", "huge"]) {
+      const answer = await ask(hostile.key, said)
+      expect(answer.status).toBe(200)
+      ids.set(answer.headers.get("x-request-id")!, said)
+    }
+    // Settled at the model's context, not at 10^10 tokens: a wait of minutes, not of months.
+    const after = await ask(hostile.key, "hello")
+    expect(after.status).toBe(429)
+    expect(Number(after.headers.get("retry-after"))).toBeLessThanOrEqual(180)
+    for (let i = 0; i < 10; i++) {
+      expect((await ask(second.key, "hello")).status).toBe(200)
+      expect((await ask(third.key, "hello")).status).toBe(200)
+    }
+    const rows = await eventually(() => rowsOf(hostile.id), (r) => r.length === 3)
+    const bySaid = new Map(rows.map((r) => [ids.get(r.request_id)!, r]))
+    expect(bySaid.get("fraction")).toMatchObject({ input_tokens: 6, output_tokens: 2, clamped: true })
+    expect(bySaid.get("huge")).toMatchObject({ input_tokens: 3, output_tokens: maxInteger, clamped: true })
+    // The protocol's reading already takes a negative count for 0.
+    expect(bySaid.get("negative")).toMatchObject({ input_tokens: 0, output_tokens: 1 })
+    expect((await eventually(() => rowsOf(second.id), (r) => r.length === 10)).every((r) => !r.clamped)).toBe(true)
+    expect(await eventually(() => rowsOf(third.id), (r) => r.length === 10)).toHaveLength(10)
+    const dead = await query<{ n: number }>(app.env.DATABASE_URL!, "SELECT count(*)::int AS n FROM api_requests_dead_letter")
+    expect(dead[0]!.n).toBe(0)
+  }, 60_000)
+
+  it("records a JSON request whose client left before the answer as cancelled, status 499", async () => {
+    const workspace = await createWorkspace(app)
+    const key = (await createKey(app, workspace.id, ["COMPLETION_API"])).key
+    const seenBefore = upstream.seen.length
+    const leaving = new AbortController()
+    const pending = ask(key, "hang", leaving.signal).catch((e: unknown) => e)
+    await eventually(() => upstream.seen.length, (n) => n > seenBefore, 5_000)
+    leaving.abort()
+    expect(await pending).toBeInstanceOf(Error)
+    const rows = await eventually(() => rowsOf(workspace.id), (r) => r.length > 0)
+    expect(rows).toHaveLength(1)
+    expect(rows[0]).toMatchObject({ outcome: "cancelled", status: 499, output_tokens: 0 })
+    expect(rows[0]!.input_tokens).toBeGreaterThan(0)
+  }, 30_000)
+})
