@@ -37,13 +37,23 @@ CREATE TABLE usage_message_rollup (
   PRIMARY KEY (workspace_id, bucket, model)
 );
 
--- Which users were active in each bucket (distinct users of a local day = distinct over its buckets).
+-- Which users were active when: one row per user and UTC day, with a bit per quarter hour of that
+-- day (bit 0 = 00:00–00:15 UTC). A local day of any zone is one or two parts of UTC days, each a
+-- mask of quarter hours, so distinct active users per local day need no row per user and bucket.
 CREATE TABLE usage_active_users (
-  workspace_id uuid        NOT NULL,
-  bucket       timestamptz NOT NULL,
-  user_ref     bigint      NOT NULL,
-  PRIMARY KEY (workspace_id, bucket, user_ref)
+  workspace_id uuid    NOT NULL,
+  day          date    NOT NULL,
+  user_ref     bigint  NOT NULL,
+  quarters     bit(96) NOT NULL,
+  PRIMARY KEY (workspace_id, day, user_ref)
 );
+
+-- The bit of an instant's quarter hour within its UTC day.
+CREATE FUNCTION usage_quarter_bit(instant timestamptz) RETURNS bit(96)
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+  SELECT (B'1' || repeat('0', 95))::bit(96)
+    >> (extract(hour FROM instant AT TIME ZONE 'UTC')::int * 4 + extract(minute FROM instant AT TIME ZONE 'UTC')::int / 15)
+$$;
 
 CREATE FUNCTION usage_rollup_api_requests() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -75,9 +85,10 @@ BEGIN
     messages = r.messages + EXCLUDED.messages,
     input_tokens = r.input_tokens + EXCLUDED.input_tokens,
     output_tokens = r.output_tokens + EXCLUDED.output_tokens;
-  INSERT INTO usage_active_users (workspace_id, bucket, user_ref)
-  SELECT DISTINCT workspace_id, usage_bucket(occurred_at), user_ref FROM new_rows ORDER BY 1, 2, 3
-  ON CONFLICT DO NOTHING;
+  INSERT INTO usage_active_users AS u (workspace_id, day, user_ref, quarters)
+  SELECT workspace_id, (occurred_at AT TIME ZONE 'UTC')::date, user_ref, bit_or(usage_quarter_bit(occurred_at))
+  FROM new_rows GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+  ON CONFLICT (workspace_id, day, user_ref) DO UPDATE SET quarters = u.quarters | EXCLUDED.quarters;
   RETURN NULL;
 END
 $$;
@@ -95,5 +106,6 @@ FROM api_requests GROUP BY 1, 2, 3, 4, 5;
 INSERT INTO usage_message_rollup (workspace_id, bucket, model, messages, input_tokens, output_tokens)
 SELECT workspace_id, usage_bucket(occurred_at), model, count(*), sum(input_tokens), sum(output_tokens)
 FROM message_events GROUP BY 1, 2, 3;
-INSERT INTO usage_active_users (workspace_id, bucket, user_ref)
-SELECT DISTINCT workspace_id, usage_bucket(occurred_at), user_ref FROM message_events;
+INSERT INTO usage_active_users (workspace_id, day, user_ref, quarters)
+SELECT workspace_id, (occurred_at AT TIME ZONE 'UTC')::date, user_ref, bit_or(usage_quarter_bit(occurred_at))
+FROM message_events GROUP BY 1, 2, 3;

@@ -70,7 +70,8 @@ export class UsageOverview extends Context.Tag("UsageOverview")<UsageOverview, {
         sql`workspace_id = ${workspaceId}
             AND bucket >= (${from}::timestamp AT TIME ZONE ${timezone})
             AND bucket < (${to}::timestamp AT TIME ZONE ${timezone})`
-      const day = (timezone: string) => sql`to_char(bucket AT TIME ZONE ${timezone}, 'YYYY-MM-DD')`
+      // Grouped by date, formatted after grouping: to_char once per day rather than once per bucket.
+      const day = (timezone: string) => sql`(bucket AT TIME ZONE ${timezone})::date`
       type UsageSql = { day: string; grp: string; label: string | null; requests: number; input_tokens: number; output_tokens: number; cost_usd: number }
       return {
         usage: (workspaceId, range, groupBy) =>
@@ -85,9 +86,10 @@ export class UsageOverview extends Context.Tag("UsageOverview")<UsageOverview, {
                 FROM usage_api_rollup WHERE ${within(workspaceId, range)}
                 GROUP BY 1, 2
               )
-              SELECT days.*, ${groupBy === "apiKey" ? sql`k.name` : sql`NULL::text`} AS label FROM days
+              SELECT to_char(days.day, 'YYYY-MM-DD') AS day, grp, requests, input_tokens, output_tokens, cost_usd,
+                     ${groupBy === "apiKey" ? sql`k.name` : sql`NULL::text`} AS label FROM days
               ${groupBy === "apiKey" ? sql`LEFT JOIN api_keys k ON k.id::text = days.grp` : sql``}
-              ORDER BY day, grp`)
+              ORDER BY days.day, grp`)
           ).pipe(Effect.map((rows) =>
             rows.map((row) => ({
               day: row.day,
@@ -107,11 +109,33 @@ export class UsageOverview extends Context.Tag("UsageOverview")<UsageOverview, {
                 SELECT ${day(range.timezone)} AS day, sum(messages)::float8 AS messages,
                        sum(input_tokens)::float8 AS input_tokens, sum(output_tokens)::float8 AS output_tokens
                 FROM usage_message_rollup WHERE ${within(workspaceId, range)} GROUP BY 1
-              ), users AS (
-                SELECT ${day(range.timezone)} AS day, count(DISTINCT user_ref)::int AS active_users
-                FROM usage_active_users WHERE ${within(workspaceId, range)} GROUP BY 1
+              ),
+              -- Each UTC day of the range: the local date at its start, and how many of its quarter
+              -- hours come before the next local midnight (those belong to that date, the rest to the next).
+              utc_days AS (
+                SELECT d::date AS day, start_local,
+                       least(96, greatest(0, ceil(extract(epoch FROM ((start_local + 1)::timestamp AT TIME ZONE ${range.timezone})
+                         - (d AT TIME ZONE 'UTC')) / 900)))::int AS early
+                FROM generate_series((${range.from}::date - 1)::timestamp, ${range.to}::date::timestamp, interval '1 day') AS d,
+                     LATERAL (SELECT ((d AT TIME ZONE 'UTC') AT TIME ZONE ${range.timezone})::date AS start_local) AS s
+              ),
+              masks AS (
+                SELECT day, start_local, (repeat('1', early) || repeat('0', 96 - early))::bit(96) AS early FROM utc_days
+              ),
+              parts AS (
+                SELECT u.user_ref, m.start_local AS day FROM usage_active_users u JOIN masks m USING (day)
+                WHERE u.workspace_id = ${workspaceId} AND bit_count(u.quarters & m.early) > 0
+                UNION ALL
+                SELECT u.user_ref, m.start_local + 1 FROM usage_active_users u JOIN masks m USING (day)
+                WHERE u.workspace_id = ${workspaceId} AND bit_count(u.quarters & ~m.early) > 0
+              ),
+              users AS (
+                SELECT day, count(DISTINCT user_ref)::int AS active_users FROM parts
+                WHERE day >= ${range.from}::date AND day < ${range.to}::date GROUP BY day
               )
-              SELECT messages.*, users.active_users FROM messages LEFT JOIN users USING (day) ORDER BY day`)
+              SELECT to_char(messages.day, 'YYYY-MM-DD') AS day, messages.messages, messages.input_tokens,
+                     messages.output_tokens, users.active_users
+              FROM messages LEFT JOIN users USING (day) ORDER BY messages.day`)
           ).pipe(Effect.map((rows) =>
             rows.map((row) => ({
               day: row.day,
