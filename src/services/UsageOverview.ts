@@ -126,14 +126,14 @@ export class UsageOverview extends Context.Tag("UsageOverview")<UsageOverview, {
               ),
               -- Each UTC day of the range: the local date at its start, and how many of its quarter
               -- hours come before the next local midnight (those belong to that date, the rest to the next).
-              utc_days AS (
+              utc_days AS MATERIALIZED (
                 SELECT d::date AS day, start_local,
                        least(96, greatest(0, ceil(extract(epoch FROM ((start_local + 1)::timestamp AT TIME ZONE ${range.timezone})
                          - (d AT TIME ZONE 'UTC')) / 900)))::int AS early
                 FROM generate_series((${range.from}::date - 1)::timestamp, ${range.to}::date::timestamp, interval '1 day') AS d,
                      LATERAL (SELECT ((d AT TIME ZONE 'UTC') AT TIME ZONE ${range.timezone})::date AS start_local) AS s
               ),
-              masks AS (
+              masks AS MATERIALIZED (
                 SELECT day, start_local, (repeat('1', early) || repeat('0', 96 - early))::bit(96) AS early FROM utc_days
               ),
               -- One pass over the users' rows: each gives its early part to one local date, its late part to the next.
