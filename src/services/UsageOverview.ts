@@ -136,15 +136,20 @@ export class UsageOverview extends Context.Tag("UsageOverview")<UsageOverview, {
               masks AS MATERIALIZED (
                 SELECT day, start_local, (repeat('1', early) || repeat('0', 96 - early))::bit(96) AS early FROM utc_days
               ),
-              -- One pass over the users' rows: each gives its early part to one local date, its late part to the next.
-              users AS (
-                SELECT x.day, count(DISTINCT u.user_ref)::int AS active_users
-                FROM usage_active_users u JOIN masks m USING (day),
-                     LATERAL (VALUES (m.start_local, bit_count(u.quarters & m.early) > 0),
-                                     (m.start_local + 1, bit_count(u.quarters & ~m.early) > 0)) AS x(day, hit)
+              -- A user's row of a UTC day counts for the local date of its early quarter hours and for the
+              -- next one by its late quarter hours; a user seen in both parts of a local date counts once.
+              parts AS (
+                SELECT u.user_ref, m.start_local AS day FROM usage_active_users u JOIN masks m USING (day)
                 WHERE u.workspace_id = ${workspaceId} AND u.day >= ${range.from}::date - 1 AND u.day <= ${range.to}::date
-                  AND x.hit AND x.day >= ${range.from}::date AND x.day < ${range.to}::date
-                GROUP BY x.day
+                  AND bit_count(u.quarters & m.early) > 0
+                UNION ALL
+                SELECT u.user_ref, m.start_local + 1 FROM usage_active_users u JOIN masks m USING (day)
+                WHERE u.workspace_id = ${workspaceId} AND u.day >= ${range.from}::date - 1 AND u.day <= ${range.to}::date
+                  AND bit_count(u.quarters & ~m.early) > 0
+              ),
+              users AS (
+                SELECT day, count(DISTINCT user_ref)::int AS active_users FROM parts
+                WHERE day >= ${range.from}::date AND day < ${range.to}::date GROUP BY day
               )
               SELECT to_char(messages.day, 'YYYY-MM-DD') AS day, messages.messages, messages.input_tokens,
                      messages.output_tokens, users.active_users
