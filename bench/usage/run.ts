@@ -165,7 +165,7 @@ const main = async () => {
     await db.query("VACUUM ANALYZE")
     const sizes = (await db.query<{ name: string; rows: string }>(
       `SELECT relname AS name, n_live_tup::text AS rows FROM pg_stat_user_tables
-       WHERE relname IN ('usage_api_rollup', 'usage_message_rollup', 'usage_active_users')`
+       WHERE relname LIKE 'usage\_%' ORDER BY relname`
     )).rows
 
     console.log("timing the overview…")
@@ -232,6 +232,13 @@ const main = async () => {
       "| query | rows | first (ms) | median (ms) | max (ms) |",
       "| --- | ---: | ---: | ---: | ---: |",
       ...baseline.map((r) => `| ${r.name} | ${r.rows} | ${ms(r.cold)} | ${ms(r.warm)} | ${ms(r.max)} |`),
+      "",
+      `Load average during the run: ${os.loadavg().map((l) => l.toFixed(1)).join(", ")} (other jobs shared the 2 cores: ` +
+      "read the ratios to the baseline rather than the absolute times). Design: API requests and messages are summed " +
+      "per workspace, key, family and model in hourly and 15-minute UTC buckets (hourly when every local midnight of " +
+      "the range is on a whole UTC hour, 15-minute otherwise, e.g. Asia/Kolkata); active users are a bitmap of quarter " +
+      "hours per user and UTC day, so distinct users per local day are exact in every zone. Triggers on the ledger " +
+      "tables' INSERT statements keep them current.",
       "",
       `Rollup rows: ${sizes.map((s) => `${s.name} ${Number(s.rows).toLocaleString("en")}`).join(", ")}. ` +
       `Ingestion cost of the trigger: 200,000 messages copied in ${ms(withoutTrigger)} s without it, ${ms(withTrigger)} s with it.`,
