@@ -147,11 +147,9 @@ export class UsageOverview extends Context.Tag("UsageOverview")<UsageOverview, {
                 WHERE u.workspace_id = ${workspaceId} AND u.day >= ${range.from}::date - 1 AND u.day <= ${range.to}::date
                   AND bit_count(u.quarters & ~m.early) > 0
               ),
-              -- DISTINCT first, then count: PostgreSQL hashes the pairs instead of sorting each day's users.
               users AS (
-                SELECT day, count(*)::int AS active_users FROM (
-                  SELECT DISTINCT day, user_ref FROM parts WHERE day >= ${range.from}::date AND day < ${range.to}::date
-                ) AS distinct_users GROUP BY day
+                SELECT day, count(DISTINCT user_ref)::int AS active_users FROM parts
+                WHERE day >= ${range.from}::date AND day < ${range.to}::date GROUP BY day
               )
               SELECT to_char(messages.day, 'YYYY-MM-DD') AS day, messages.messages, messages.input_tokens,
                      messages.output_tokens, users.active_users
