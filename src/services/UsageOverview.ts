@@ -1,0 +1,169 @@
+import { SqlClient } from "@effect/sql"
+import { Context, Data, Effect, Layer } from "effect"
+import { orStorageFailure } from "./orStorageFailure"
+import type { StorageFailure } from "./Workspaces"
+
+export type UsageGroupBy = "model" | "apiKey" | "family"
+
+export interface UsageDayRow {
+  readonly day: string
+  readonly group: string
+  readonly label?: string
+  readonly requests: number
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly costUsd: number
+}
+
+export interface ActivityDayRow {
+  readonly day: string
+  readonly messages: number
+  readonly activeUsers: number
+  readonly inputTokens: number
+  readonly outputTokens: number
+}
+
+export interface LocalRange {
+  /** Local dates YYYY-MM-DD of `timezone`: from inclusive, to exclusive. */
+  readonly from: string
+  readonly to: string
+  readonly timezone: string
+}
+
+/** The range is empty, reversed, not a date, or longer than the overview answers. */
+export class InvalidUsageRange extends Data.TaggedError("InvalidUsageRange")<{ readonly field: string; readonly message: string }> {}
+
+/** The longest range one overview call covers. */
+export const maxOverviewDays = 400
+
+const checkRange = (range: LocalRange): Effect.Effect<void, InvalidUsageRange> => {
+  const from = Date.parse(`${range.from}T00:00:00Z`)
+  const to = Date.parse(`${range.to}T00:00:00Z`)
+  if (Number.isNaN(from)) return Effect.fail(new InvalidUsageRange({ field: "from", message: "from must be a date YYYY-MM-DD" }))
+  if (Number.isNaN(to)) return Effect.fail(new InvalidUsageRange({ field: "to", message: "to must be a date YYYY-MM-DD" }))
+  if (to <= from) return Effect.fail(new InvalidUsageRange({ field: "to", message: "to must be after from (to is exclusive)" }))
+  if ((to - from) / 86_400_000 > maxOverviewDays) {
+    return Effect.fail(new InvalidUsageRange({ field: "to", message: `the range may cover at most ${maxOverviewDays} days` }))
+  }
+  return Effect.void
+}
+
+/**
+ * The console's overview, read from the rollups of sql/0008_usage_rollups.sql (15-minute UTC
+ * buckets, summed into the local days of any zone), never from the ledger: it stays fast however
+ * large the ledger grows. Local midnights are resolved by PostgreSQL (`AT TIME ZONE`).
+ */
+export class UsageOverview extends Context.Tag("UsageOverview")<UsageOverview, {
+  /** Forwarded API requests per local day and group. */
+  readonly usage: (
+    workspaceId: string,
+    range: LocalRange,
+    groupBy: UsageGroupBy
+  ) => Effect.Effect<ReadonlyArray<UsageDayRow>, InvalidUsageRange | StorageFailure>
+  /** Platform activity per local day: messages, distinct active users, tokens. */
+  readonly activity: (workspaceId: string, range: LocalRange) => Effect.Effect<ReadonlyArray<ActivityDayRow>, InvalidUsageRange | StorageFailure>
+}>() {
+  static readonly layer = Layer.effect(
+    UsageOverview,
+    Effect.map(SqlClient.SqlClient, (sql) => {
+      const within = (workspaceId: string, { from, timezone, to }: LocalRange) =>
+        sql`workspace_id = ${workspaceId}
+            AND bucket >= (${from}::timestamp AT TIME ZONE ${timezone})
+            AND bucket < (${to}::timestamp AT TIME ZONE ${timezone})`
+      // Grouped by date, formatted after grouping: to_char once per day rather than once per bucket.
+      const day = (timezone: string) => sql`(bucket AT TIME ZONE ${timezone})::date`
+      /**
+       * Whether every local midnight from `from` to `to` falls on a whole UTC hour: then the hourly
+       * rollups (a quarter of the rows) sum to the same days; otherwise (India, Nepal, …) the quarter-hour ones.
+       */
+      const tables = ({ from, timezone, to }: LocalRange) =>
+        sql<{ hourly: boolean }>`
+          SELECT bool_and(date_trunc('hour', d::timestamp AT TIME ZONE ${timezone}, 'UTC') = (d::timestamp AT TIME ZONE ${timezone})) AS hourly
+          FROM generate_series(${from}::date, ${to}::date, interval '1 day') AS d`.pipe(
+          Effect.map((rows) =>
+            rows[0]?.hourly === true
+              ? { api: sql`usage_api_rollup_hourly`, messages: sql`usage_message_rollup_hourly` }
+              : { api: sql`usage_api_rollup`, messages: sql`usage_message_rollup` }
+          )
+        )
+      type UsageSql = { day: string; grp: string; label: string | null; requests: number; input_tokens: number; output_tokens: number; cost_usd: number }
+      return {
+        usage: (workspaceId, range, groupBy) =>
+          Effect.zipRight(
+            checkRange(range),
+            orStorageFailure(Effect.flatMap(tables(range), (table) => sql<UsageSql>`
+              WITH days AS (
+                SELECT ${day(range.timezone)} AS day,
+                       ${groupBy === "model" ? sql`model` : groupBy === "family" ? sql`endpoint` : sql`key_id::text`} AS grp,
+                       sum(requests)::float8 AS requests, sum(input_tokens)::float8 AS input_tokens,
+                       sum(output_tokens)::float8 AS output_tokens, sum(cost_usd)::float8 AS cost_usd
+                FROM ${table.api} WHERE ${within(workspaceId, range)}
+                GROUP BY 1, 2
+              )
+              SELECT to_char(days.day, 'YYYY-MM-DD') AS day, grp, requests, input_tokens, output_tokens, cost_usd,
+                     ${groupBy === "apiKey" ? sql`k.name` : sql`NULL::text`} AS label FROM days
+              ${groupBy === "apiKey" ? sql`LEFT JOIN api_keys k ON k.id::text = days.grp` : sql``}
+              ORDER BY days.day, grp`))
+          ).pipe(Effect.map((rows) =>
+            rows.map((row) => ({
+              day: row.day,
+              group: row.grp,
+              ...(row.label === null ? {} : { label: row.label }),
+              requests: row.requests,
+              inputTokens: row.input_tokens,
+              outputTokens: row.output_tokens,
+              costUsd: Math.round(row.cost_usd * 1e6) / 1e6
+            }))
+          )),
+        activity: (workspaceId, range) =>
+          Effect.zipRight(
+            checkRange(range),
+            orStorageFailure(Effect.flatMap(tables(range), (table) => sql<{ day: string; messages: number; active_users: number | null; input_tokens: number; output_tokens: number }>`
+              WITH messages AS (
+                SELECT ${day(range.timezone)} AS day, sum(messages)::float8 AS messages,
+                       sum(input_tokens)::float8 AS input_tokens, sum(output_tokens)::float8 AS output_tokens
+                FROM ${table.messages} WHERE ${within(workspaceId, range)} GROUP BY 1
+              ),
+              -- Each UTC day of the range: the local date at its start, and how many of its quarter
+              -- hours come before the next local midnight (those belong to that date, the rest to the next).
+              utc_days AS MATERIALIZED (
+                SELECT d::date AS day, start_local,
+                       least(96, greatest(0, ceil(extract(epoch FROM ((start_local + 1)::timestamp AT TIME ZONE ${range.timezone})
+                         - (d AT TIME ZONE 'UTC')) / 900)))::int AS early
+                FROM generate_series((${range.from}::date - 1)::timestamp, ${range.to}::date::timestamp, interval '1 day') AS d,
+                     LATERAL (SELECT ((d AT TIME ZONE 'UTC') AT TIME ZONE ${range.timezone})::date AS start_local) AS s
+              ),
+              masks AS MATERIALIZED (
+                SELECT day, start_local, (repeat('1', early) || repeat('0', 96 - early))::bit(96) AS early FROM utc_days
+              ),
+              -- A user's row of a UTC day counts for the local date of its early quarter hours and for the
+              -- next one by its late quarter hours; a user seen in both parts of a local date counts once.
+              parts AS (
+                SELECT u.user_ref, m.start_local AS day FROM usage_active_users u JOIN masks m USING (day)
+                WHERE u.workspace_id = ${workspaceId} AND u.day >= ${range.from}::date - 1 AND u.day <= ${range.to}::date
+                  AND bit_count(u.quarters & m.early) > 0
+                UNION ALL
+                SELECT u.user_ref, m.start_local + 1 FROM usage_active_users u JOIN masks m USING (day)
+                WHERE u.workspace_id = ${workspaceId} AND u.day >= ${range.from}::date - 1 AND u.day <= ${range.to}::date
+                  AND bit_count(u.quarters & ~m.early) > 0
+              ),
+              users AS (
+                SELECT day, count(DISTINCT user_ref)::int AS active_users FROM parts
+                WHERE day >= ${range.from}::date AND day < ${range.to}::date GROUP BY day
+              )
+              SELECT to_char(messages.day, 'YYYY-MM-DD') AS day, messages.messages, messages.input_tokens,
+                     messages.output_tokens, users.active_users
+              FROM messages LEFT JOIN users USING (day) ORDER BY messages.day`))
+          ).pipe(Effect.map((rows) =>
+            rows.map((row) => ({
+              day: row.day,
+              messages: row.messages,
+              activeUsers: row.active_users ?? 0,
+              inputTokens: row.input_tokens,
+              outputTokens: row.output_tokens
+            }))
+          ))
+      }
+    })
+  )
+}
