@@ -14,6 +14,7 @@ import {
   ProviderBAuthLive,
   ProviderCAuthLive
 } from "./http/authMiddleware"
+import { CredentialThrottle } from "./http/credentialThrottle"
 import { ForwardingLane } from "./http/forwardingLane"
 import { HttpServerLive } from "./http/server"
 import { ApiKeys } from "./services/ApiKeys"
@@ -83,6 +84,8 @@ const appWith = <E, R>(lane: Layer.Layer<ForwardingLane, E, R>) =>
     Layer.provide(lane),
     Layer.provide(ForwardingLive),
     Layer.provide(UsageExportsLive),
+    // One throttle of failed credentials, shared by the lane and the HttpApi app.
+    Layer.provide(CredentialThrottle.layer),
     Layer.provideMerge(ServicesLive)
   )
 

@@ -300,7 +300,13 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     requestTimeoutMs: positiveInt("SERVER_REQUEST_TIMEOUT_MS", 60_000),
     keepAliveTimeoutMs: positiveInt("SERVER_KEEP_ALIVE_TIMEOUT_MS", 5_000),
     maxConnections: positiveInt("SERVER_MAX_CONNECTIONS", 4_096)
-  }),
+  }).pipe(
+    // Node refuses a headers timeout longer than the request's.
+    Config.validate({
+      message: "SERVER_HEADERS_TIMEOUT_MS must be at most SERVER_REQUEST_TIMEOUT_MS",
+      validation: (limits) => limits.headersTimeoutMs <= limits.requestTimeoutMs
+    })
+  ),
   authFailures: Config.all({
     limit: positiveInt("AUTH_FAILURE_LIMIT", 20),
     windowSeconds: positiveInt("AUTH_FAILURE_WINDOW_SECONDS", 60)

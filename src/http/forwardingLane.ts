@@ -14,6 +14,7 @@ import { FimCompletions } from "../services/FimCompletions"
 import { type Forwarded, ForwardFailure } from "../services/Forwarder"
 import { Messages } from "../services/Messages"
 import { checkKey } from "./authMiddleware"
+import { CredentialThrottle } from "./credentialThrottle"
 import { type Problem, wireError } from "./errorFormat"
 import { decodeProblem, isJsonOrUndeclared, malformedBody, tooLarge } from "./failureToProblem"
 import { writeStream } from "./forwardedResponse"
@@ -111,6 +112,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
     Effect.gen(function*() {
       const { basePath, maxBodyBytes } = yield* AppConfig
       const auth = yield* AuthService
+      const throttle = yield* CredentialThrottle
       const chat = yield* ChatCompletions
       const embeddings = yield* Embeddings
       const messages = yield* Messages
@@ -159,8 +161,15 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
           // Checked in the framework's order: declared size, key, then the body and its payload.
           if (Number(request.headers["content-length"]) > maxBodyBytes) return yield* Effect.fail(refused(tooLarge(maxBodyBytes)))
           const principal = yield* Effect.mapError(
-            checkKey(auth, request.headers as Record<string, string | undefined>, "COMPLETION_API", route.allowXApiKey),
-            refused
+            checkKey(
+              auth,
+              throttle,
+              request.socket.remoteAddress,
+              request.headers as Record<string, string | undefined>,
+              "COMPLETION_API",
+              route.allowXApiKey
+            ),
+            ({ headers, problem }) => refused(problem, headers)
           )
           const body = yield* readRequestBody(request, maxBodyBytes)
           // As the framework reads it: an empty body is null (then refused by the payload's schema).

@@ -59,7 +59,18 @@ export const HttpServerLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const lane = yield* ForwardingLane
-    const nodeServer = http.createServer({ keepAliveTimeout: 65_000 })
+    const limits = config.serverLimits
+    // Slow or idle sockets cost a slot each: headers, whole requests and idle keep-alive are timed,
+    // and connections beyond the maximum are refused at accept (each is a file descriptor).
+    const nodeServer = http.createServer({
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // Node checks those two timeouts on this period: the default (30 s) would let a slow-header
+      // socket live up to 30 s past its timeout.
+      connectionsCheckingInterval: Math.max(250, Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs, 5_000) / 2)
+    })
+    nodeServer.maxConnections = limits.maxConnections
     const connections = trackConnections(nodeServer)
     // Every request is counted for the shutdown drain, then offered to the forwarding lane; the
     // HttpApi app (whose listener the platform adds) sees only those the lane leaves.

@@ -4,6 +4,7 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { AppConfig } from "../../src/config"
 import { defaultWorkspaceSettings } from "../../src/domain/workspaceSettings"
+import { CredentialThrottle } from "../../src/http/credentialThrottle"
 import { ForwardingLane } from "../../src/http/forwardingLane"
 import { AuthService } from "../../src/services/AuthService"
 import { ChatCompletions } from "../../src/services/ChatCompletions"
@@ -36,6 +37,7 @@ const laneLayer = ForwardingLane.layer.pipe(
   Layer.provide(Layer.succeed(Embeddings, unused)),
   Layer.provide(Layer.succeed(Messages, unused)),
   Layer.provide(Layer.succeed(FimCompletions, unused)),
+  Layer.provide(CredentialThrottle.layer),
   Layer.provide(AppConfig.layer),
   Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["DATA_DIR", "/tmp/lane-unit"]]))))
 )
