@@ -21,6 +21,8 @@ import { type Provider, type UpstreamTarget, Upstreams } from "./Upstreams"
 export class ForwardFailure extends Data.TaggedClass("ForwardFailure")<{
   readonly problem: Problem
   readonly headers: Readonly<Record<string, string>>
+  /** The request went through the rate limits (it spent a request, or was refused by them). */
+  readonly admitted?: boolean
 }> {}
 
 /** Where a relayed stream goes: the client's connection, after the status and headers. */
@@ -190,7 +192,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       ) =>
         Effect.zipRight(
           record(input, admission, started, { status: problem.status, outcome: "failed", inputTokens: 0, outputTokens: 0 }),
-          Effect.fail(new ForwardFailure({ problem, headers: { ...admission.headers, ...headers } }))
+          Effect.fail(new ForwardFailure({ problem, headers: { ...admission.headers, ...headers }, admitted: true }))
         )
 
       const simulatedHeader = (target: UpstreamTarget): Record<string, string> =>
@@ -315,7 +317,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               model: input.model,
               tokens: input.reservedTokens,
               format: input.protocol.format
-            }).pipe(Effect.mapError(({ headers, problem }) => new ForwardFailure({ problem, headers })))
+            }).pipe(Effect.mapError(({ headers, problem }) => new ForwardFailure({ problem, headers, admitted: true })))
             const response = yield* client.send(target, {
               provider: input.provider,
               path: input.path,

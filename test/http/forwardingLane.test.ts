@@ -12,6 +12,7 @@ import { Embeddings } from "../../src/services/Embeddings"
 import { FimCompletions } from "../../src/services/FimCompletions"
 import type { StreamSink } from "../../src/services/Forwarder"
 import { Messages } from "../../src/services/Messages"
+import { RateLimits } from "../../src/services/RateLimits"
 
 const principal = {
   keyId: "00000000-0000-4000-8000-000000000001",
@@ -38,6 +39,7 @@ const laneLayer = ForwardingLane.layer.pipe(
   Layer.provide(Layer.succeed(Messages, unused)),
   Layer.provide(Layer.succeed(FimCompletions, unused)),
   Layer.provide(CredentialThrottle.layer),
+  Layer.provide(Layer.succeed(RateLimits, { admit: () => Effect.succeed({ headers: {}, settle: () => Effect.void }) })),
   Layer.provide(AppConfig.layer),
   Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["DATA_DIR", "/tmp/lane-unit"]]))))
 )
