@@ -6,7 +6,7 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { freePort, start, stop, waitForPort } from "../gateway/processes"
+import { cpuSeconds, freePort, start, stop, waitForPort } from "../gateway/processes"
 
 const adminToken = "bench-admin-token-0123456789"
 const which = process.argv.slice(2)
@@ -146,25 +146,18 @@ const main = async () => {
         const at = (q: number) => Math.round(times[Math.floor(q * (times.length - 1))]! * 10) / 10
         return { requests: times.length, p50: at(0.5), p90: at(0.9), max: at(1) }
       }
-      const messages = Array.from({ length: 200_000 }, (_, i) => ({ role: "user", content: `hello there ${i}` }))
-      const oversized = JSON.stringify({ model: "chatgen-4o", messages })
-      console.log(`oversized body: ${(oversized.length / 1e6).toFixed(1)} MB, ${messages.length} messages`)
       console.log("others alone:", await probe(8_000))
-      let flooding = true
-      const statuses = new Map<number, number>()
-      const flood = async () => {
-        while (flooding) {
-          const answer = await chat(hostileKey, "us", oversized)
-          await answer.text()
-          statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1)
-        }
-      }
-      const flooders = Array.from({ length: 4 }, flood)
-      await new Promise((r) => setTimeout(r, 1_000))
+      // The flood comes from another process: its uploads must not slow the probe's own event loop.
+      const flooder = start("flooder", [process.execPath, "--import", "tsx", "bench/hardening/flood.ts"], {
+        log: path.join(dataDir, "flooder.log"),
+        env: { FLOOD_URL: `${base}/provider_a/us/v1/chat/completions`, FLOOD_KEY: hostileKey, FLOOD_CLIENTS: "4" }
+      })
+      await new Promise((r) => setTimeout(r, 3_000))
+      const cpuBefore = cpuSeconds([service.pid])
       console.log("others while 4 clients send oversized bodies:", await probe(10_000))
-      flooding = false
-      await Promise.all(flooders)
-      console.log("oversized answers:", Object.fromEntries(statuses))
+      console.log(`service CPU during those 10 s: ${(cpuSeconds([service.pid]) - cpuBefore).toFixed(1)} s`)
+      await stop(flooder)
+      console.log("oversized answers:", fs.readFileSync(path.join(dataDir, "flooder.log"), "utf8").trim().split("\n").at(-1))
     }
   } finally {
     await stop(service)
