@@ -1,3 +1,5 @@
+export {}
+
 // Sends oversized bodies (200,000 messages, about 9 MB) in a loop from FLOOD_CLIENTS clients until stopped;
 // prints the statuses it got on SIGTERM.
 const url = process.env.FLOOD_URL!

@@ -70,8 +70,10 @@ const main = async () => {
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-hardening-"))
+  // BENCH_SERVICE_DIR: another checkout of the service (e.g. the code before a change), for before/after figures.
   const service = start("service", [process.execPath, "--import", "tsx", "src/main.ts"], {
     log: path.join(dataDir, "service.log"),
+    ...(process.env.BENCH_SERVICE_DIR ? { cwd: process.env.BENCH_SERVICE_DIR } : {}),
     env: {
       PORT: String(port),
       HOST: "127.0.0.1",
