@@ -13,6 +13,18 @@ import { requestContext } from "./requestContext"
 const bodyMethods: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH"])
 
 /**
+ * Headers on every answer, whichever app writes it: no content sniffing, no framing (the docs page
+ * included). Answers of the admin API and the exports carry secrets (a key shown once, signed
+ * links): never stored by a cache either. Set on the Node response, so both the forwarding lane
+ * and the HttpApi app answer with them, at the cost of three header writes.
+ */
+const securityHeaders = (request: http.IncomingMessage, response: http.ServerResponse, secretPaths: RegExp) => {
+  response.setHeader("x-content-type-options", "nosniff")
+  response.setHeader("x-frame-options", "DENY")
+  if (request.url !== undefined && secretPaths.test(request.url)) response.setHeader("cache-control", "no-store")
+}
+
+/**
  * Failures the framework raises before a handler runs are rendered in the format of the route
  * family that was called, so every client library can parse them.
  */
@@ -59,6 +71,7 @@ export const HttpServerLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const lane = yield* ForwardingLane
+    const secretPaths = new RegExp(`^${config.basePath.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/(admin|export)(/|\\?|$)`)
     const limits = config.serverLimits
     // Slow or idle sockets cost a slot each: headers, whole requests and idle keep-alive are timed,
     // and connections beyond the maximum are refused at accept (each is a file descriptor).
@@ -79,6 +92,7 @@ export const HttpServerLive = Layer.unwrapEffect(
       if (event !== "request") return emit(event, ...args)
       const [request, response] = args as [http.IncomingMessage, http.ServerResponse]
       connections.track(request, response)
+      securityHeaders(request, response, secretPaths)
       return lane.claim(request, response) || emit(event, ...args)
     }) as typeof nodeServer.emit
     const serve = Effect.gen(function*() {
