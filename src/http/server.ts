@@ -54,6 +54,31 @@ const FrameworkErrorsLive = HttpApiBuilder.middleware(
   )
 )
 
+/**
+ * A chunked body over MAX_BODY_BYTES is refused mid-read, and the framework then destroys the
+ * request, which resets the socket: the client, still sending, sees a reset rather than the 413.
+ * For such requests (no declared length) destroying an unfinished body instead discards the rest
+ * of it (read and dropped, nothing kept), so the 413 is read; a body that goes on past 64 MiB or
+ * four times the limit (or 30 s) is cut then.
+ */
+const answerBeforeReset = (request: http.IncomingMessage, maxBodyBytes: number) => {
+  const discardAtMost = Math.max(64 * 1024 * 1024, 4 * maxBodyBytes)
+  const destroy = request.destroy.bind(request)
+  request.destroy = ((error?: Error) => {
+    if (request.complete || request.destroyed) return destroy(error)
+    let discarded = 0
+    const cut = setTimeout(() => destroy(error), 30_000)
+    request.on("data", (chunk: Buffer) => {
+      discarded += chunk.length
+      if (discarded > discardAtMost) destroy(error)
+    })
+    request.once("end", () => clearTimeout(cut))
+    request.once("close", () => clearTimeout(cut))
+    request.resume()
+    return request
+  }) as typeof request.destroy
+}
+
 const DocsLive = Layer.mergeAll(
   HttpApiSwagger.layer({ path: "/docs" }),
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })
@@ -93,6 +118,9 @@ export const HttpServerLive = Layer.unwrapEffect(
       const [request, response] = args as [http.IncomingMessage, http.ServerResponse]
       connections.track(request, response)
       securityHeaders(request, response, secretPaths)
+      if (request.headers["content-length"] === undefined && bodyMethods.has(request.method ?? "")) {
+        answerBeforeReset(request, config.maxBodyBytes)
+      }
       return lane.claim(request, response) || emit(event, ...args)
     }) as typeof nodeServer.emit
     const serve = Effect.gen(function*() {
