@@ -28,8 +28,9 @@ export const makeScrubber = (secrets: ReadonlyArray<string>, hosts: ReadonlyArra
     return scrubbed
       .replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, "[url]")
       .replace(/\b(bearer|basic)\s+[^\s"',]+/gi, "$1 [redacted]")
-      // Credential-looking tokens: a known key prefix followed by a long run of key characters.
-      .replace(/\b(sk|pk|rk|key|api|wsk)[-_][A-Za-z0-9_-]{12,}/gi, "[redacted]")
+      // Credential-looking tokens: a key prefix, then a long run of key characters with a digit in it
+      // (so that error codes such as sk_… words are left alone).
+      .replace(/\b(?:sk|pk|rk|wsk)[-_](?=[A-Za-z_-]*\d)[A-Za-z0-9_-]{16,}/g, "[redacted]")
       // host:port of an address the upstream names (an internal proxy, a load balancer).
       .replace(/\b(?:[a-z0-9-]+\.)+[a-z0-9-]+:\d{2,5}\b/gi, "[host]")
       .replace(/\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b/g, "[host]")
