@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { boundedRetryHints, makeScrubber, scrubProblem, settledTokens } from "../../src/domain/protocols/untrusted"
+import { retryHeaders } from "../../src/services/RateLimits"
 
 describe("upstream words and numbers as untrusted input", () => {
   const scrub = makeScrubber(["sk-configured-upstream-key-1234"], ["upstream.internal:8443", "upstream.internal"])
@@ -28,6 +29,11 @@ describe("upstream words and numbers as untrusted input", () => {
     expect(boundedRetryHints("1.5", "1500.2", 0)).toEqual({ "retry-after": "2", "retry-after-ms": "1501" })
     expect(boundedRetryHints(new Date(60_000).toUTCString(), undefined, 0)).toEqual({ "retry-after": "60" })
     expect(boundedRetryHints("soon", "later", 0)).toEqual({})
+  })
+
+  it("never tells a client of a workspace to wait more than 600 s (defect 6: retry-after 9999970)", () => {
+    expect(retryHeaders(9_999_970_000)).toEqual({ "retry-after": "600", "retry-after-ms": "600000" })
+    expect(retryHeaders(1_500)).toEqual({ "retry-after": "2", "retry-after-ms": "1500" })
   })
 
   it("settles at most the ceiling", () => {
