@@ -32,6 +32,52 @@ export const messageCountProblem = (provider: ProviderId, family: ModelFamily, b
   }
 }
 
+/** Bodies larger than this are scanned for their message count before they are parsed. */
+export const scanBodiesOver = 1024 * 1024
+
+const roleKey = Buffer.from('"role"')
+const modelKey = Buffer.from('"model"')
+const modelValue = /^"model"\s*:\s*"([^"\\]{1,200})"/
+
+/**
+ * The largest context of the models a raw body names: every `"model": "<id>"` found (the request's
+ * own among them, wherever it sits), up to eight; the largest context of all when one is unknown or
+ * there are more. Never smaller than the context of the model the request asks for.
+ */
+const rawContext = (provider: ProviderId, family: ModelFamily, body: Buffer): number => {
+  let context = 0
+  let found = 0
+  for (let at = body.indexOf(modelKey); at !== -1; at = body.indexOf(modelKey, at + modelKey.length)) {
+    if (++found > 8) return largestContext
+    const id = modelValue.exec(body.toString("utf8", at, at + 260))?.[1]
+    const known = id === undefined ? undefined : findModel(provider, family, id)?.contextLength
+    if (known === undefined) return largestContext
+    context = Math.max(context, known)
+  }
+  return found === 0 ? largestContext : context
+}
+
+/**
+ * The same bound read from the raw bytes of a large body, before it is parsed: every message has a
+ * `"role"` key, and that text (quotes unescaped) cannot occur inside a JSON string, so the count of
+ * its occurrences is at least the number of messages (more only with such keys or values elsewhere,
+ * which would take tens of thousands of them to matter). The context is the model's as far as the
+ * raw body tells it (rawContext); the exact check follows parsing.
+ */
+export const rawMessageCountProblem = (provider: ProviderId, family: ModelFamily, body: Buffer): Problem | undefined => {
+  const context = rawContext(provider, family, body)
+  const most = Math.floor(context / minTokensPerMessage)
+  let count = 0
+  for (let at = body.indexOf(roleKey); at !== -1 && count <= most; at = body.indexOf(roleKey, at + roleKey.length)) count += 1
+  if (count <= most) return undefined
+  return {
+    status: 400,
+    code: "context_length_exceeded",
+    message: `messages: more than ${most} messages need more tokens than the model's context of ${context} tokens.`,
+    param: "messages"
+  }
+}
+
 /** Text longer than this is counted in slices, the event loop served between them. */
 export const sliceChars = 32 * 1024
 

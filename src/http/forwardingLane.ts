@@ -7,7 +7,7 @@ import { FimCompletionRequest } from "../api/schemas/fim"
 import { MessagesRequest } from "../api/schemas/messages"
 import { AppConfig } from "../config"
 import { parseJson } from "../domain/protocols/protocol"
-import { messageCountProblem } from "../domain/requestBounds"
+import { messageCountProblem, rawMessageCountProblem, scanBodiesOver } from "../domain/requestBounds"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import { AuthService, type Principal } from "../services/AuthService"
 import { ChatCompletions } from "../services/ChatCompletions"
@@ -33,6 +33,8 @@ interface LaneRoute {
   readonly family: LimitFamily
   /** A refusal found on the raw body before it is decoded (cheap: counts, not contents). */
   readonly bound?: (body: unknown) => Problem | undefined
+  /** The same, on the raw bytes of a large body, before it is parsed. */
+  readonly scan?: (body: Buffer) => Problem | undefined
   readonly allowXApiKey: boolean
   readonly serve: (
     principal: Principal,
@@ -141,6 +143,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
           format: "provider_a",
           family: "chat_completions",
           bound: (body) => messageCountProblem("provider_a", "chat_completions", body),
+          scan: (body) => rawMessageCountProblem("provider_a", "chat_completions", body),
           allowXApiKey: false,
           serve: (principal, region, body, requestId) =>
             Effect.flatMap(decoded(ChatCompletionRequest, body), (payload) => chat.create(principal, region, payload, requestId))
@@ -156,6 +159,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
           format: "provider_b",
           family: "messages",
           bound: (body) => messageCountProblem("provider_b", "messages", body),
+          scan: (body) => rawMessageCountProblem("provider_b", "messages", body),
           allowXApiKey: true,
           serve: (principal, region, body, requestId, headers) =>
             Effect.flatMap(decoded(MessagesRequest, body), (payload) =>
@@ -194,6 +198,9 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
           )
           const forwarded = yield* Effect.gen(function*() {
             const body = yield* readRequestBody(request, maxBodyBytes)
+            // A large body of many messages is refused on a scan of its bytes, before it is parsed.
+            const crowded = route.scan !== undefined && body.length > scanBodiesOver ? route.scan(body) : undefined
+            if (crowded !== undefined) return yield* Effect.fail(refused(crowded))
             // As the framework reads it: an empty body is null (then refused by the payload's schema).
             const json = body.length === 0 ? null : parseJson(body.toString("utf8"))
             if (json === undefined) return yield* Effect.fail(refused(malformedBody))

@@ -45,13 +45,23 @@ describe("cheap bounds before expensive work", () => {
     expect(upstream.seen.length).toBe(seen)
   })
 
+  it("judges the count against the model's own context", async () => {
+    // 50,000 short messages: under the largest model's context, over chatgen-4o's 128,000 tokens.
+    const many = Array.from({ length: 50_000 }, () => ({ role: "user", content: "x" }))
+    const answer = await call(app, "POST", "/provider_a/eu/v1/chat/completions", { token: key, body: { model: "chatgen-4o", messages: many } })
+    expect(answer.status).toBe(400)
+    expect(answer.body.error).toMatchObject({ code: "context_length_exceeded", param: "messages" })
+    expect(answer.body.error.message).toContain("128000")
+  })
+
   it("refuses the same on the messages endpoint", async () => {
     const answer = await call(app, "POST", "/provider_b/eu/v1/messages", {
       token: key,
       body: { model: "assistantmodel-sonnet-4-5-20250929", max_tokens: 5, messages }
     })
     expect(answer.status).toBe(400)
-    expect(answer.body.error.message).toMatch(/^messages: 200000 messages/)
+    expect(answer.body.error.message).toMatch(/^messages: /)
+    expect(answer.body.error.type).toBe("invalid_request_error")
   })
 
   it("refuses an embeddings input over the limit without counting all of it", async () => {
