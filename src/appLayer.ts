@@ -24,6 +24,7 @@ import {
   ProviderBAuthLive,
   ProviderCAuthLive
 } from "./http/authMiddleware"
+import { CredentialThrottle } from "./http/credentialThrottle"
 import { ForwardingLane } from "./http/forwardingLane"
 import { HttpServerLive } from "./http/server"
 import { ApiKeys } from "./services/ApiKeys"
@@ -116,6 +117,8 @@ const appWith = <E, R>(lane: Layer.Layer<ForwardingLane, E, R>) =>
     Layer.provide(ForwardingLive),
     Layer.provide(UsageExportsLive),
     Layer.provide(ConsoleServicesLive),
+    // One throttle of failed credentials, shared by the lane and the HttpApi app.
+    Layer.provide(CredentialThrottle.layer),
     Layer.provideMerge(ServicesLive)
   )
 

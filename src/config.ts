@@ -75,6 +75,29 @@ export interface AppConfigShape {
     readonly firstByteMs: number
     readonly idleMs: number
   }
+  /** Bounds on what an upstream may send: its answers are untrusted input. */
+  readonly upstreamLimits: {
+    /** Longest SSE event (or unfinished line) read from an upstream stream. */
+    readonly maxSseEventBytes: number
+    /** Largest JSON answer (or error body) read from an upstream. */
+    readonly maxJsonAnswerBytes: number
+    /** JSON answer bytes held at once across all requests; beyond it an answer is refused with 503. */
+    readonly jsonAnswerBudgetBytes: number
+    /** Longest whole upstream exchange, headers to last byte, however steadily it trickles. */
+    readonly exchangeDeadlineMs: number
+  }
+  /** Connection limits and timeouts of the HTTP server. */
+  readonly serverLimits: {
+    readonly headersTimeoutMs: number
+    readonly requestTimeoutMs: number
+    readonly keepAliveTimeoutMs: number
+    readonly maxConnections: number
+  }
+  /** Failed credentials (admin token, API keys) per client address before 429, and the window they count in. */
+  readonly authFailures: {
+    readonly limit: number
+    readonly windowSeconds: number
+  }
 }
 
 const positiveInt = (name: string, fallback: number) =>
@@ -285,6 +308,28 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     connectMs: positiveInt("UPSTREAM_CONNECT_TIMEOUT_MS", 10_000),
     firstByteMs: positiveInt("UPSTREAM_FIRST_BYTE_TIMEOUT_MS", 120_000),
     idleMs: positiveInt("UPSTREAM_IDLE_TIMEOUT_MS", 60_000)
+  }),
+  upstreamLimits: Config.all({
+    maxSseEventBytes: positiveInt("UPSTREAM_MAX_SSE_EVENT_BYTES", 1024 * 1024),
+    maxJsonAnswerBytes: positiveInt("UPSTREAM_MAX_JSON_BYTES", 16 * 1024 * 1024),
+    jsonAnswerBudgetBytes: positiveInt("UPSTREAM_JSON_BUDGET_BYTES", 64 * 1024 * 1024),
+    exchangeDeadlineMs: positiveInt("UPSTREAM_DEADLINE_MS", 600_000)
+  }),
+  serverLimits: Config.all({
+    headersTimeoutMs: positiveInt("SERVER_HEADERS_TIMEOUT_MS", 10_000),
+    requestTimeoutMs: positiveInt("SERVER_REQUEST_TIMEOUT_MS", 60_000),
+    keepAliveTimeoutMs: positiveInt("SERVER_KEEP_ALIVE_TIMEOUT_MS", 5_000),
+    maxConnections: positiveInt("SERVER_MAX_CONNECTIONS", 4_096)
+  }).pipe(
+    // Node refuses a headers timeout longer than the request's.
+    Config.validate({
+      message: "SERVER_HEADERS_TIMEOUT_MS must be at most SERVER_REQUEST_TIMEOUT_MS",
+      validation: (limits) => limits.headersTimeoutMs <= limits.requestTimeoutMs
+    })
+  ),
+  authFailures: Config.all({
+    limit: positiveInt("AUTH_FAILURE_LIMIT", 20),
+    windowSeconds: positiveInt("AUTH_FAILURE_WINDOW_SECONDS", 60)
   })
 }).pipe(
   Config.validate({

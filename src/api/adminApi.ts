@@ -3,13 +3,15 @@ import { Schema } from "effect"
 import { Scope } from "../domain/apiKey"
 import { strictParse, WorkspaceSettings, WorkspaceSettingsPatch } from "../domain/workspaceSettings"
 import { adminErrorSchema } from "./errors/adminError"
+import { withoutNul } from "./schemas/common"
 import { IngestEventsPayload, MAX_EVENTS_PER_BATCH } from "./schemas/events"
 import { AdminAuth } from "./security"
 import { AuditPageView, ChangeMember, InvitedMember, InviteMember, MemberView } from "./schemas/members"
 
 const Name = Schema.String.pipe(
   Schema.minLength(1, { message: () => "name must not be empty" }),
-  Schema.maxLength(200, { message: () => "name must be at most 200 characters" })
+  Schema.maxLength(200, { message: () => "name must be at most 200 characters" }),
+  withoutNul("name")
 )
 
 export const WorkspaceView = Schema.Struct({

@@ -11,12 +11,22 @@ const file = HttpApiSchema.param("file", Schema.String)
  * Signed download links of exports kept in local storage. No API key: the signature is the
  * credential. A missing, changed or expired signature is 403; a signed file that is gone is 404.
  */
+/**
+ * A query parameter given once. Given several times it reads as absent (so the link is refused as
+ * not valid), never as a decode error that would echo the values: they are signatures.
+ */
+const singleParam = Schema.transform(Schema.Union(Schema.String, Schema.Array(Schema.String)), Schema.UndefinedOr(Schema.String), {
+  strict: true,
+  decode: (value) => (typeof value === "string" ? value : undefined),
+  encode: (value) => value ?? ""
+})
+
 export class DownloadsApi extends HttpApiGroup.make("downloads")
   .add(
     HttpApiEndpoint.get("download")`/downloads/${folder}/${workspaceId}/${file}`
       .setUrlParams(Schema.Struct({
-        expires: Schema.optional(Schema.String).annotations({ description: "Unix seconds after which the link is refused" }),
-        signature: Schema.optional(Schema.String).annotations({
+        expires: Schema.optional(singleParam).annotations({ description: "Unix seconds after which the link is refused" }),
+        signature: Schema.optional(singleParam).annotations({
           description: "hex HMAC-SHA256 of `<filePath>\\n<expires>` under the server secret"
         })
       }))

@@ -4,7 +4,8 @@
  * - Lines end with CRLF, the header line included; no byte-order mark; UTF-8 text is written as is.
  * - A cell is quoted when it contains a comma, a double quote, CR or LF; inner double quotes are doubled.
  * - Cells are typed by their column kind. Text and timestamp cells starting with = + - @ TAB or CR
- *   (the OWASP "CSV injection" list) get a leading single quote, so a spreadsheet shows them as text.
+ *   (the OWASP "CSV injection" list), their full-width forms ＝ ＋ － ＠, or any of them after leading
+ *   white space, get a leading single quote, so a spreadsheet shows them as text.
  *   Integer and decimal cells are numbers we produce: they are written unaltered (a negative number
  *   stays `-5`), but a value that does not look like a plain number is encoded as a text cell.
  * - null and undefined give an empty cell.
@@ -42,7 +43,25 @@ const isFormulaTrigger = (charCode: number): boolean =>
   charCode === 45 /* - */ ||
   charCode === 64 /* @ */ ||
   charCode === 9 /* TAB */ ||
-  charCode === 13 /* CR */
+  charCode === 13 /* CR */ ||
+  // Full-width forms, which some spreadsheets read as their ASCII signs.
+  charCode === 0xff1d /* ＝ */ ||
+  charCode === 0xff0b /* ＋ */ ||
+  charCode === 0xff0d /* － */ ||
+  charCode === 0xff20 /* ＠ */
+
+/** Spreadsheets skip leading blanks before a formula: a space (or any white space) before a sign is no protection. */
+const LEADING_BLANKS = /^[\s\u00a0\u2000-\u200b\u3000\ufeff]+/
+
+/** Whether the cell would be read as a formula: a trigger first, or after leading blanks. */
+const startsFormula = (text: string): boolean => {
+  const first = text.charCodeAt(0)
+  if (isFormulaTrigger(first)) return true
+  // Only cells that start blank pay for the scan.
+  if (first > 32 && first !== 0xa0 && first < 0x2000) return false
+  const blanks = LEADING_BLANKS.exec(text)
+  return blanks !== null && blanks[0].length < text.length && isFormulaTrigger(text.charCodeAt(blanks[0].length))
+}
 
 /** RFC 4180 quoting of an already neutralised cell text. */
 export const quoteCell = (text: string): string =>
@@ -51,7 +70,7 @@ export const quoteCell = (text: string): string =>
 /** A text cell: formula triggers neutralised with a leading `'`, then quoted when needed. */
 export const encodeTextCell = (text: string): string => {
   if (text.length === 0) return text
-  return quoteCell(isFormulaTrigger(text.charCodeAt(0)) ? `'${text}` : text)
+  return quoteCell(startsFormula(text) ? `'${text}` : text)
 }
 
 const textOf = (value: unknown): string | undefined => {

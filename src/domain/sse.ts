@@ -50,6 +50,37 @@ export const sseDecoder = (): SseDecoder => {
   }
 }
 
+/**
+ * As sseDecoder, for an untrusted stream: `feed` answers undefined once an event (or a line that
+ * never ends) has grown past maxEventBytes, rather than buffering it without limit. Counted in
+ * bytes fed since the last complete event (comments do not count as one: they could be interleaved
+ * with the data lines of an event that never ends), so the bound is loose by one chunk.
+ */
+export const boundedSseDecoder = (maxEventBytes: number): { readonly feed: (bytes: Uint8Array) => ReadonlyArray<SseEvent> | undefined } => {
+  const text = new TextDecoder()
+  let pending: Array<SseEvent> = []
+  let sinceBoundary = 0
+  let boundary = false
+  const parser = createParser({
+    onEvent: (message) => {
+      boundary = true
+      pending.push(message.event === undefined ? { data: message.data } : { event: message.event, data: message.data })
+    }
+  })
+  return {
+    feed: (bytes) => {
+      sinceBoundary += bytes.length
+      boundary = false
+      parser.feed(text.decode(bytes, { stream: true }))
+      if (boundary) sinceBoundary = 0
+      else if (sinceBoundary > maxEventBytes) return undefined
+      const events = pending
+      pending = []
+      return events
+    }
+  }
+}
+
 /** A byte stream as the events it carries (see sseDecoder). */
 export const decodeSse = <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<SseEvent, E, R> =>
   Stream.suspend(() => {

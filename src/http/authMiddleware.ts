@@ -1,4 +1,5 @@
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Layer, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../config"
@@ -8,7 +9,8 @@ import { AuthService, type Principal } from "../services/AuthService"
 import { logDatabaseUnavailable } from "../services/Database"
 import { LocalSecrets } from "../services/LocalSecrets"
 import { RateLimits } from "../services/RateLimits"
-import { type ErrorFormat, problemAs, type Problem } from "./errorFormat"
+import { CredentialThrottle, type Throttled } from "./credentialThrottle"
+import { type ErrorFormat, type FormatErrors, problemAs } from "./errorFormat"
 
 /** `Authorization: Bearer <token>` (scheme case-insensitive), or undefined when absent or another scheme. */
 export const bearerToken = (headers: Readonly<Record<string, string | undefined>>): string | undefined => {
@@ -26,43 +28,81 @@ const presentedKey = (headers: Readonly<Record<string, string | undefined>>, all
   return { key: bearer ?? alternative, conflict: bearer !== undefined && alternative !== undefined && bearer !== alternative }
 }
 
-const conflicting: Problem = {
-  status: 401,
-  code: "invalid_api_key",
-  message: "The request carries two different API keys (Authorization and x-api-key). Send one."
+const noHeaders: Readonly<Record<string, string>> = {}
+
+const conflicting: Throttled = {
+  problem: {
+    status: 401,
+    code: "invalid_api_key",
+    message: "The request carries two different API keys (Authorization and x-api-key). Send one."
+  },
+  headers: noHeaders
 }
 
-/** The caller of a request with these headers, or why not (401, or 503 when keys cannot be checked). */
+const unavailable: Throttled = {
+  problem: { status: 503, code: "unavailable", message: "The service cannot check API keys right now. Retry shortly." },
+  headers: noHeaders
+}
+
+/** Failures that are guesses: a key that does not exist, is revoked or is not even a key (not a missing one or a scope). */
+const isGuess = (reason: string): boolean => reason === "unknown" || reason === "revoked" || reason === "malformed"
+
+/**
+ * The caller of a request with these headers, or why not (401, 429 when its address spent its failed
+ * credentials — answered without a key lookup —, or 503 when keys cannot be checked), with the
+ * headers to answer with.
+ */
 export const checkKey = (
   auth: AuthService["Type"],
+  throttle: CredentialThrottle["Type"],
+  address: string | undefined,
   headers: Readonly<Record<string, string | undefined>>,
   scope: Scope,
   allowXApiKey: boolean
-): Effect.Effect<Principal, Problem> => {
+): Effect.Effect<Principal, Throttled> => {
+  const throttled = throttle.check(address)
+  if (throttled !== undefined) return Effect.fail(throttled)
   const { conflict, key } = presentedKey(headers, allowXApiKey)
   return conflict
     ? Effect.fail(conflicting)
     : auth.authenticate(key, scope).pipe(
       Effect.catchTags({
-        AuthFailure: (failure) =>
-          Effect.fail<Problem>({
-            status: 401,
-            code: failure.reason === "scope" ? "insufficient_scope" : "invalid_api_key",
-            message: failure.description
-          }),
-        StorageFailure: (failure) =>
-          Effect.zipRight(logDatabaseUnavailable(failure.cause), Effect.fail<Problem>({ status: 503, code: "unavailable", message: "The service cannot check API keys right now. Retry shortly." }))
+        AuthFailure: (failure) => {
+          if (isGuess(failure.reason)) throttle.failed(address)
+          return Effect.fail<Throttled>({
+            problem: {
+              status: 401,
+              code: failure.reason === "scope" ? "insufficient_scope" : "invalid_api_key",
+              message: failure.description
+            },
+            headers: noHeaders
+          })
+        },
+        StorageFailure: (failure) => Effect.zipRight(logDatabaseUnavailable(failure.cause), Effect.fail(unavailable))
       })
     )
 }
 
-const authenticate = <F extends ErrorFormat>(format: F, scope: Scope, allowXApiKey = false) =>
-  Effect.map(AuthService, (auth) => () =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-      Effect.mapError(checkKey(auth, request.headers, scope, allowXApiKey), (problem) => problemAs(format, problem))))
+/** The address of the connection (not a forwarded header: the caller writes those). */
+const socketAddress = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
+  NodeHttpServerRequest.toIncomingMessage(request).socket?.remoteAddress
 
 const withHeaders = (headers: Readonly<Record<string, string>>) =>
   HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+
+/** A refusal in the endpoint's format, its headers (retry hints) on the answer. */
+const refuseAs = <F extends ErrorFormat>(format: F, { headers, problem }: Throttled): Effect.Effect<never, FormatErrors[F]> =>
+  headers === noHeaders
+    ? Effect.fail(problemAs(format, problem))
+    : Effect.zipRight(withHeaders(headers), Effect.fail(problemAs(format, problem)))
+
+const authenticate = <F extends ErrorFormat>(format: F, scope: Scope, allowXApiKey = false) =>
+  Effect.map(Effect.all([AuthService, CredentialThrottle]), ([auth, throttle]) => () =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      Effect.catchAll(
+        checkKey(auth, throttle, socketAddress(request), request.headers, scope, allowXApiKey),
+        (refusal) => refuseAs(format, refusal)
+      )))
 
 /**
  * Exports count against the workspace's usage-export limit right after authentication; the
@@ -110,6 +150,7 @@ export const AdminAuthLive = Layer.effect(
   AdminAuth,
   Effect.gen(function*() {
     const config = yield* AppConfig
+    const throttle = yield* CredentialThrottle
     const token = Option.isSome(config.adminToken)
       ? config.adminToken.value
       : yield* (yield* LocalSecrets).adminToken
@@ -118,10 +159,14 @@ export const AdminAuthLive = Layer.effect(
     return AdminAuth.of({
       bearer: () =>
         Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+          const address = socketAddress(request)
+          const throttled = throttle.check(address)
+          if (throttled !== undefined) return refuseAs("admin", throttled)
           const presented = bearerToken(request.headers)
-          return presented !== undefined && crypto.timingSafeEqual(digest(presented), expected)
-            ? Effect.void
-            : Effect.fail(refused)
+          if (presented !== undefined && crypto.timingSafeEqual(digest(presented), expected)) return Effect.void
+          // A missing token is not a guess (a client that forgot it); a wrong one is.
+          if (presented !== undefined) throttle.failed(address)
+          return Effect.fail(refused)
         })
     })
   })

@@ -18,6 +18,12 @@ export const malformedBody: Problem = {
   message: `${malformedJsonIssue.message} Send a JSON object with Content-Type: application/json.`
 }
 
+export const tooDeep: Problem = {
+  status: 400,
+  code: "invalid_json",
+  message: "The request body is nested too deeply. Send a JSON object of ordinary depth."
+}
+
 export const unsupportedMediaType = (contentType: string): Problem => ({
   status: 415,
   code: "unsupported_media_type",
@@ -47,6 +53,9 @@ export const failureToProblem = (cause: Cause.Cause<unknown>, bodyLimit: number)
   if (failure instanceof HttpServerError.RouteNotFound) {
     return Option.some({ status: 404, code: "not_found", message: `No endpoint ${failure.request.method} ${failure.request.url}.` })
   }
+  // A body nested so deep that reading or checking it overflowed the stack (JSON such as
+  // [[[[…]]]] 100,000 deep): the caller's body is at fault, not the service.
+  if (failure instanceof RangeError && /call stack/i.test(failure.message)) return Option.some(tooDeep)
   if (failure instanceof HttpServerError.RequestError) {
     const text = String(failure.cause ?? failure.description ?? "")
     return Option.some(/max|limit|too large/i.test(text) ? tooLarge(bodyLimit) : malformedBody)

@@ -7,13 +7,17 @@ import { FimCompletionRequest } from "../api/schemas/fim"
 import { MessagesRequest } from "../api/schemas/messages"
 import { AppConfig } from "../config"
 import { parseJson } from "../domain/protocols/protocol"
+import { messageCountProblem, rawMessageCountProblem, scanBodiesOver } from "../domain/requestBounds"
+import type { LimitFamily } from "../domain/workspaceSettings"
 import { AuthService, type Principal } from "../services/AuthService"
 import { ChatCompletions } from "../services/ChatCompletions"
 import { Embeddings } from "../services/Embeddings"
 import { FimCompletions } from "../services/FimCompletions"
 import { type Forwarded, ForwardFailure } from "../services/Forwarder"
 import { Messages } from "../services/Messages"
+import { RateLimits } from "../services/RateLimits"
 import { checkKey } from "./authMiddleware"
+import { CredentialThrottle } from "./credentialThrottle"
 import { type Problem, wireError } from "./errorFormat"
 import { decodeProblem, isJsonOrUndeclared, malformedBody, tooLarge } from "./failureToProblem"
 import { writeStream } from "./forwardedResponse"
@@ -25,6 +29,12 @@ type ProviderFormat = "provider_a" | "provider_b" | "provider_c"
 /** One forwarding endpoint: its error format, where its key may be, and how its payload is served. */
 interface LaneRoute {
   readonly format: ProviderFormat
+  /** The rate-limit family its requests, refused ones too, count in. */
+  readonly family: LimitFamily
+  /** A refusal found on the raw body before it is decoded (cheap: counts, not contents). */
+  readonly bound?: (body: unknown) => Problem | undefined
+  /** The same, on the raw bytes of a large body, before it is parsed. */
+  readonly scan?: (body: Buffer) => Problem | undefined
   readonly allowXApiKey: boolean
   readonly serve: (
     principal: Principal,
@@ -40,9 +50,16 @@ interface Refusal {
   readonly _tag: "Refusal"
   readonly problem: Problem
   readonly headers: Readonly<Record<string, string>>
+  /** Already counted by the rate limits (else a refusal after authentication spends a request). */
+  readonly admitted: boolean
 }
 
-const refused = (problem: Problem, headers: Readonly<Record<string, string>> = {}): Refusal => ({ _tag: "Refusal", problem, headers })
+const refused = (problem: Problem, headers: Readonly<Record<string, string>> = {}, admitted = false): Refusal => ({
+  _tag: "Refusal",
+  problem,
+  headers,
+  admitted
+})
 
 /**
  * Effect's parser throws on a union's tag that is an object which cannot be turned into text (JSON
@@ -111,6 +128,8 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
     Effect.gen(function*() {
       const { basePath, maxBodyBytes } = yield* AppConfig
       const auth = yield* AuthService
+      const rateLimits = yield* RateLimits
+      const throttle = yield* CredentialThrottle
       const chat = yield* ChatCompletions
       const embeddings = yield* Embeddings
       const messages = yield* Messages
@@ -127,18 +146,25 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
       const routes = new Map<string, LaneRoute>([
         ["provider_a/v1/chat/completions", {
           format: "provider_a",
+          family: "chat_completions",
+          bound: (body) => messageCountProblem("provider_a", "chat_completions", body),
+          scan: (body) => rawMessageCountProblem("provider_a", "chat_completions", body),
           allowXApiKey: false,
           serve: (principal, region, body, requestId) =>
             Effect.flatMap(decoded(ChatCompletionRequest, body), (payload) => chat.create(principal, region, payload, requestId))
         }],
         ["provider_a/v1/embeddings", {
           format: "provider_a",
+          family: "embeddings",
           allowXApiKey: false,
           serve: (principal, region, body, requestId) =>
             Effect.flatMap(decoded(EmbeddingRequest, body), (payload) => embeddings.create(principal, region, payload, requestId))
         }],
         ["provider_b/v1/messages", {
           format: "provider_b",
+          family: "messages",
+          bound: (body) => messageCountProblem("provider_b", "messages", body),
+          scan: (body) => rawMessageCountProblem("provider_b", "messages", body),
           allowXApiKey: true,
           serve: (principal, region, body, requestId, headers) =>
             Effect.flatMap(decoded(MessagesRequest, body), (payload) =>
@@ -146,6 +172,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
         }],
         ["provider_c/v1/fim/completions", {
           format: "provider_c",
+          family: "fim",
           allowXApiKey: false,
           serve: (principal, region, body, requestId) =>
             Effect.flatMap(decoded(FimCompletionRequest, body), (payload) => fim.create(principal, region, payload, requestId))
@@ -164,15 +191,41 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
           // Checked in the framework's order: declared size, key, then the body and its payload.
           if (Number(request.headers["content-length"]) > maxBodyBytes) return yield* Effect.fail(refused(tooLarge(maxBodyBytes)))
           const principal = yield* Effect.mapError(
-            checkKey(auth, request.headers as Record<string, string | undefined>, "COMPLETION_API", route.allowXApiKey),
-            refused
+            checkKey(
+              auth,
+              throttle,
+              request.socket.remoteAddress,
+              request.headers as Record<string, string | undefined>,
+              "COMPLETION_API",
+              route.allowXApiKey
+            ),
+            ({ headers, problem }) => refused(problem, headers)
           )
-          const body = yield* readRequestBody(request, maxBodyBytes)
-          // As the framework reads it: an empty body is null (then refused by the payload's schema).
-          const json = body.length === 0 ? null : parseJson(body.toString("utf8"))
-          if (json === undefined) return yield* Effect.fail(refused(malformedBody))
-          const forwarded = yield* route.serve(principal, region, json, requestId, request.headers).pipe(
-            Effect.catchTag("ForwardFailure", ({ headers, problem }) => Effect.fail(refused(problem, headers)))
+          const forwarded = yield* Effect.gen(function*() {
+            const body = yield* readRequestBody(request, maxBodyBytes)
+            // A large body of many messages is refused on a scan of its bytes, before it is parsed.
+            const crowded = route.scan !== undefined && body.length > scanBodiesOver ? route.scan(body) : undefined
+            if (crowded !== undefined) return yield* Effect.fail(refused(crowded))
+            // As the framework reads it: an empty body is null (then refused by the payload's schema).
+            const json = body.length === 0 ? null : parseJson(body.toString("utf8"))
+            if (json === undefined) return yield* Effect.fail(refused(malformedBody))
+            const bound = route.bound?.(json)
+            if (bound !== undefined) return yield* Effect.fail(refused(bound))
+            return yield* route.serve(principal, region, json, requestId, request.headers).pipe(
+              Effect.catchTag("ForwardFailure", ({ admitted, headers, problem }) => Effect.fail(refused(problem, headers, admitted === true)))
+            )
+          }).pipe(
+            // A refused request spends a request of the workspace's budget like any other: refusals
+            // cost work too, and a workspace over its limit is told so (429) rather than validated.
+            Effect.catchTag("Refusal", (refusal) =>
+              refusal.admitted
+                ? Effect.fail(refusal)
+                : rateLimits.admit({ principal, family: route.family, tokens: 0, format: route.format }).pipe(
+                  Effect.matchEffect({
+                    onFailure: ({ headers, problem }) => Effect.fail(refused(problem, headers, true)),
+                    onSuccess: () => Effect.fail(refusal)
+                  })
+                ))
           )
           if (forwarded._tag === "Json") {
             writeJson(response, 200, forwarded.body, { ...forwarded.headers, ...idHeaders })

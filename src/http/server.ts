@@ -13,6 +13,18 @@ import { requestContext } from "./requestContext"
 const bodyMethods: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH"])
 
 /**
+ * Headers on every answer, whichever app writes it: no content sniffing, no framing (the docs page
+ * included). Answers of the admin API and the exports carry secrets (a key shown once, signed
+ * links): never stored by a cache either. Set on the Node response, so both the forwarding lane
+ * and the HttpApi app answer with them, at the cost of three header writes.
+ */
+const securityHeaders = (request: http.IncomingMessage, response: http.ServerResponse, secretPaths: RegExp) => {
+  response.setHeader("x-content-type-options", "nosniff")
+  response.setHeader("x-frame-options", "DENY")
+  if (request.url !== undefined && secretPaths.test(request.url)) response.setHeader("cache-control", "no-store")
+}
+
+/**
  * Failures the framework raises before a handler runs are rendered in the format of the route
  * family that was called, so every client library can parse them.
  */
@@ -42,6 +54,31 @@ const FrameworkErrorsLive = HttpApiBuilder.middleware(
   )
 )
 
+/**
+ * A chunked body over MAX_BODY_BYTES is refused mid-read, and the framework then destroys the
+ * request, which resets the socket: the client, still sending, sees a reset rather than the 413.
+ * For such requests (no declared length) destroying an unfinished body instead discards the rest
+ * of it (read and dropped, nothing kept), so the 413 is read; a body that goes on past 64 MiB or
+ * four times the limit (or 30 s) is cut then.
+ */
+const answerBeforeReset = (request: http.IncomingMessage, maxBodyBytes: number) => {
+  const discardAtMost = Math.max(64 * 1024 * 1024, 4 * maxBodyBytes)
+  const destroy = request.destroy.bind(request)
+  request.destroy = ((error?: Error) => {
+    if (request.complete || request.destroyed) return destroy(error)
+    let discarded = 0
+    const cut = setTimeout(() => destroy(error), 30_000)
+    request.on("data", (chunk: Buffer) => {
+      discarded += chunk.length
+      if (discarded > discardAtMost) destroy(error)
+    })
+    request.once("end", () => clearTimeout(cut))
+    request.once("close", () => clearTimeout(cut))
+    request.resume()
+    return request
+  }) as typeof request.destroy
+}
+
 const DocsLive = Layer.mergeAll(
   HttpApiSwagger.layer({ path: "/docs" }),
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })
@@ -59,7 +96,19 @@ export const HttpServerLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const lane = yield* ForwardingLane
-    const nodeServer = http.createServer({ keepAliveTimeout: 65_000 })
+    const secretPaths = new RegExp(`^${config.basePath.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/(admin|export)(/|\\?|$)`)
+    const limits = config.serverLimits
+    // Slow or idle sockets cost a slot each: headers, whole requests and idle keep-alive are timed,
+    // and connections beyond the maximum are refused at accept (each is a file descriptor).
+    const nodeServer = http.createServer({
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // Node checks those two timeouts on this period: the default (30 s) would let a slow-header
+      // socket live up to 30 s past its timeout.
+      connectionsCheckingInterval: Math.max(250, Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs, 5_000) / 2)
+    })
+    nodeServer.maxConnections = limits.maxConnections
     const connections = trackConnections(nodeServer)
     // Every request is counted for the shutdown drain, then offered to the forwarding lane; the
     // HttpApi app (whose listener the platform adds) sees only those the lane leaves.
@@ -68,6 +117,10 @@ export const HttpServerLive = Layer.unwrapEffect(
       if (event !== "request") return emit(event, ...args)
       const [request, response] = args as [http.IncomingMessage, http.ServerResponse]
       connections.track(request, response)
+      securityHeaders(request, response, secretPaths)
+      if (request.headers["content-length"] === undefined && bodyMethods.has(request.method ?? "")) {
+        answerBeforeReset(request, config.maxBodyBytes)
+      }
       return lane.claim(request, response) || emit(event, ...args)
     }) as typeof nodeServer.emit
     const serve = Effect.gen(function*() {

@@ -3,9 +3,11 @@ import type { ChatCompletionRequest } from "../api/schemas/chatCompletions"
 import { exceededOutputLimit, isKnownModel, isReasoningModel, tokenizerFor } from "../domain/models"
 import { defaultOutputReservation } from "../domain/rateLimits"
 import { chatCompletionsProtocol } from "../domain/protocols/providerA"
+import { messageCountProblem } from "../domain/requestBounds"
 import type { SseEvent } from "../domain/sse"
 import type { Principal } from "./AuthService"
 import { type Forwarded, ForwardFailure, Forwarder } from "./Forwarder"
+import { countTokens } from "./tokenCounting"
 import { Tokenizer } from "./Tokenizer"
 import { regionsOf } from "./Upstreams"
 
@@ -103,7 +105,7 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
       const countPrompt = (request: ChatCompletionRequest) => {
         const encoding = tokenizerFor("provider_a", "chat_completions", request.model)
         const text = promptText(request)
-        return encoding === "estimate" ? Effect.succeed(estimateTokens(text)) : tokenizer.count(encoding, text)
+        return encoding === "estimate" ? Effect.succeed(estimateTokens(text)) : countTokens(tokenizer, encoding, text)
       }
       return {
       create: (principal, region, request, requestId) => {
@@ -126,6 +128,9 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
             `${over.field} is too large: ${over.requested}. This model supports at most ${over.limit} completion tokens, whereas you provided ${over.requested}.`
           ))
         }
+        // Also checked by the forwarding lane on the raw body, before decoding: same answer either way.
+        const crowded = messageCountProblem("provider_a", "chat_completions", request)
+        if (crowded !== undefined) return Effect.fail(new ForwardFailure({ problem: crowded, headers: {} }))
         const stream = request.stream === true
         return Effect.flatMap(countPrompt(request), (promptTokens) => forwarder.forward({
           principal,

@@ -4,6 +4,7 @@ import { embeddingsProtocol } from "../domain/protocols/providerA"
 import type { Principal } from "./AuthService"
 import { notFound } from "./ChatCompletions"
 import { type Forwarded, ForwardFailure, Forwarder } from "./Forwarder"
+import { countTokens } from "./tokenCounting"
 import { Tokenizer } from "./Tokenizer"
 import { regionsOf } from "./Upstreams"
 
@@ -53,10 +54,11 @@ export class Embeddings extends Context.Tag("Embeddings")<Embeddings, {
             // Each input within the model's limit, counted with the model's own encoding.
             let total = 0
             for (const { param, value } of inputsOf(request.input)) {
-              const tokens = typeof value === "string" ? yield* tokenizer.count("cl100k_base", value) : value.length
+              // Long inputs are counted in slices (the event loop served between them), and only up to the limit.
+              const tokens = typeof value === "string" ? yield* countTokens(tokenizer, "cl100k_base", value, maxTokensPerInput) : value.length
               if (tokens > maxTokensPerInput) {
                 return yield* Effect.fail(
-                  invalid(param, `${param} has ${tokens} tokens; the maximum per input is ${maxTokensPerInput}.`, "context_length_exceeded")
+                  invalid(param, `${param} has more than ${maxTokensPerInput} tokens (at least ${tokens}); the maximum per input is ${maxTokensPerInput}.`, "context_length_exceeded")
                 )
               }
               total += tokens

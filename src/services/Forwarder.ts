@@ -1,16 +1,18 @@
-import { Context, Data, Effect, Exit, Layer, Option } from "effect"
+import { Context, Data, Effect, Exit, Layer, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { answerableStatus } from "../api/errors/statusVariants"
-import type { Problem } from "../domain/problem"
+import { AppConfig } from "../config"
 import { findModel } from "../domain/models"
+import type { Problem } from "../domain/problem"
 import { boundCounts, boundedCost, settledTokens } from "../domain/usageBounds"
 import { billedOutputTokens, emptyTally, parseJson, type Protocol } from "../domain/protocols/protocol"
-import { encodeSseEvent, type SseEvent, sseDecoder } from "../domain/sse"
+import { boundedRetryHints, makeScrubber, scrubProblem } from "../domain/protocols/untrusted"
+import { boundedSseDecoder, encodeSseEvent, type SseEvent } from "../domain/sse"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import type { Principal } from "./AuthService"
 import { Prices } from "./Prices"
 import { type Admission, RateLimits } from "./RateLimits"
-import { classify, readBody, UpstreamClient, UpstreamFailure, type UpstreamResponse } from "./UpstreamClient"
+import { classify, UpstreamClient, UpstreamFailure, type UpstreamResponse } from "./UpstreamClient"
 import { type ApiRequestRecord, UsageRecorder } from "./UsageRecorder"
 import { type Provider, type UpstreamTarget, Upstreams } from "./Upstreams"
 
@@ -21,6 +23,8 @@ import { type Provider, type UpstreamTarget, Upstreams } from "./Upstreams"
 export class ForwardFailure extends Data.TaggedClass("ForwardFailure")<{
   readonly problem: Problem
   readonly headers: Readonly<Record<string, string>>
+  /** The request went through the rate limits (it spent a request, or was refused by them). */
+  readonly admitted?: boolean
 }> {}
 
 /** Where a relayed stream goes: the client's connection, after the status and headers. */
@@ -74,26 +78,28 @@ export interface ForwardInput {
 /** Answers longer than this are read for usage without being parsed whole, where the protocol can. */
 const largeAnswerChars = 16 * 1024
 
-/** Largest non-streamed upstream answer accepted; anything larger is a malformed answer. */
-const maxJsonBytes = 64 * 1024 * 1024
+/** Largest upstream error body read: its message is all that is used of it. */
+const maxErrorBodyBytes = 64 * 1024
 
 /**
- * Headers of the upstream's answer that clients act on: its retry hints. Its rate-limit headers are
- * not passed: they describe the service's own upstream account, shared by every workspace; the
- * client gets its workspace's limits instead.
+ * Headers of the upstream's answer that clients act on: its retry hints, bounded (0–600 s). Its
+ * rate-limit headers are not passed: they describe the service's own upstream account, shared by
+ * every workspace; the client gets its workspace's limits instead. Node gives header names in lower case.
  */
-const passedHeaders = /^(retry-after|retry-after-ms)$/i
-
 const pickHeaders = (headers: UpstreamResponse["headers"]): Record<string, string> => {
-  const picked: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers)) {
-    if (passedHeaders.test(name) && typeof value === "string") picked[name.toLowerCase()] = value
-  }
-  return picked
+  const after = headers["retry-after"]
+  const afterMs = headers["retry-after-ms"]
+  if (after === undefined && afterMs === undefined) return {}
+  return boundedRetryHints(typeof after === "string" ? after : undefined, typeof afterMs === "string" ? afterMs : undefined, Date.now())
 }
 
+/** When the answer budget is spent: a second is plenty for the answers being read to finish. */
+const busyRetryHints: Record<string, string> = { "retry-after": "1", "retry-after-ms": "1000" }
+
 const failureProblem = (failure: UpstreamFailure): Problem =>
-  failure.kind === "timeout"
+  failure.kind === "overloaded"
+    ? { status: 503, code: "upstream_busy", message: "The service is reading too many large upstream answers at once. Retry shortly." }
+    : failure.kind === "timeout"
     ? { status: 504, code: "upstream_timeout", message: "The upstream provider did not answer in time." }
     : failure.kind === "malformed"
     ? { status: 502, code: "upstream_malformed", message: "The upstream provider sent an answer that could not be read." }
@@ -130,6 +136,17 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       const recorder = yield* UsageRecorder
       const prices = yield* Prices
       const rateLimits = yield* RateLimits
+      const { upstreamLimits, upstreams: configured } = yield* AppConfig
+      // Every configured upstream's key and host: none may reach a client through an upstream's words.
+      const settings = Object.values(configured).flatMap((setting) => Option.toArray(setting))
+      const scrub = makeScrubber(
+        settings.map((setting) => Redacted.value(setting.key)),
+        settings.flatMap((setting) => {
+          const url = new URL(setting.url)
+          return [url.host, url.hostname]
+        })
+      )
+      const scrubbed = (problem: Problem): Problem => scrubProblem(problem, scrub)
 
       const recorded = new WeakSet<Admission>()
       const record = (
@@ -186,7 +203,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       ) =>
         Effect.zipRight(
           record(input, admission, started, { status: problem.status, outcome: "failed", inputTokens: 0, outputTokens: 0 }),
-          Effect.fail(new ForwardFailure({ problem, headers: { ...admission.headers, ...headers } }))
+          Effect.fail(new ForwardFailure({ problem, headers: { ...admission.headers, ...headers }, admitted: true }))
         )
 
       const simulatedHeader = (target: UpstreamTarget): Record<string, string> =>
@@ -199,7 +216,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         response: UpstreamResponse,
         headers: Record<string, string>
       ) =>
-        readBody(response.body, maxJsonBytes).pipe(
+        client.readAnswer(response.body).pipe(
           Effect.flatMap((bytes) => {
             const text = bytes.toString("utf8")
             const usage = (text.length > largeAnswerChars ? input.protocol.usageOfLargeAnswer?.(text) : undefined) ??
@@ -211,7 +228,8 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                 { _tag: "Json" as const, body: bytes, headers }
               )
           }),
-          Effect.catchTag("UpstreamFailure", (failure) => refuse(input, admission, started, failureProblem(failure)))
+          Effect.catchTag("UpstreamFailure", (failure) =>
+            refuse(input, admission, started, failureProblem(failure), failure.kind === "overloaded" ? busyRetryHints : {}))
         )
 
       const relayStream = (
@@ -227,7 +245,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         const pump = (sink: StreamSink) =>
           Effect.async<"completed" | "failed">((resume) => {
             const body = response.body
-            const decoder = sseDecoder()
+            const decoder = boundedSseDecoder(upstreamLimits.maxSseEventBytes)
             let done = false
             const finish = (outcome: "completed" | "failed") => {
               done = true
@@ -237,13 +255,18 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             const fail = (failure: UpstreamFailure, unsent: string) => {
               done = true
               body.destroy()
-              sink.cut(unsent + input.protocol.streamError(tally.upstreamError ?? failureProblem(failure)), () =>
+              const problem = tally.upstreamError === undefined ? failureProblem(failure) : scrubbed(tally.upstreamError)
+              sink.cut(unsent + input.protocol.streamError(problem), () =>
                 resume(Effect.succeed("failed" as const)))
             }
             body.on("data", (chunk: Buffer) => {
               if (done) return
               let text = ""
-              for (const event of decoder.feed(chunk)) {
+              const events = decoder.feed(chunk)
+              if (events === undefined) {
+                return fail(new UpstreamFailure({ kind: "malformed", detail: `stream event over ${upstreamLimits.maxSseEventBytes} bytes` }), "")
+              }
+              for (const event of events) {
                 if (!input.protocol.observe(event, tally)) {
                   return fail(new UpstreamFailure({ kind: "malformed", detail: "stream event not valid for the protocol" }), text)
                 }
@@ -307,7 +330,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               model: input.model,
               tokens: input.reservedTokens,
               format: input.protocol.format
-            }).pipe(Effect.mapError(({ headers, problem }) => new ForwardFailure({ problem, headers })))
+            }).pipe(Effect.mapError(({ headers, problem }) => new ForwardFailure({ problem, headers, admitted: true })))
             admitted = { admission, started }
             const response = yield* client.send(target, {
               provider: input.provider,
@@ -317,15 +340,16 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             }).pipe(Effect.catchTag("UpstreamFailure", (failure) => refuse(input, admission, started, failureProblem(failure))))
             const headers = { ...admission.headers, ...pickHeaders(response.headers), ...simulatedHeader(target) }
             if (response.status >= 300) {
-              const body = yield* readBody(response.body, maxJsonBytes).pipe(
+              const body = yield* client.readAnswer(response.body, maxErrorBodyBytes).pipe(
                 Effect.map((bytes) => bytes.toString("utf8")),
                 Effect.orElseSucceed(() => "")
               )
-              return yield* refuse(input, admission, started, upstreamErrorProblem(input.protocol, response.status, body), headers)
+              return yield* refuse(input, admission, started, scrubbed(upstreamErrorProblem(input.protocol, response.status, body)), headers)
             }
             const contentType = String(response.headers["content-type"] ?? "")
             if (input.stream !== contentType.includes("text/event-stream")) {
-              yield* readBody(response.body, maxJsonBytes).pipe(Effect.ignore)
+              // Not read: whatever it is, it is not the answer asked for.
+              response.body.destroy()
               return yield* refuse(input, admission, started, failureProblem(new UpstreamFailure({ kind: "malformed", detail: contentType })))
             }
             return input.stream

@@ -4,6 +4,7 @@ import { AppConfig } from "../config"
 import { exceededOutputLimit, isKnownModel } from "../domain/models"
 import { isRecord } from "../domain/protocols/protocol"
 import { messagesProtocol } from "../domain/protocols/providerB"
+import { messageCountProblem } from "../domain/requestBounds"
 import type { Principal } from "./AuthService"
 import { invalidValue, notFound } from "./ChatCompletions"
 import { type Forwarded, ForwardFailure, Forwarder } from "./Forwarder"
@@ -81,6 +82,9 @@ export class Messages extends Context.Tag("Messages")<Messages, {
               `max_tokens: ${over.requested} > ${over.limit}, which is the maximum allowed number of output tokens for ${request.model}.`
             ))
           }
+          // Also checked by the forwarding lane on the raw body, before decoding: same answer either way.
+          const crowded = messageCountProblem("provider_b", "messages", request)
+          if (crowded !== undefined) return Effect.fail(new ForwardFailure({ problem: crowded, headers: {} }))
           const inputTokens = estimateInputTokens(request)
           return forwarder.forward({
             principal,

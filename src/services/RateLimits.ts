@@ -3,6 +3,7 @@ import type { ErrorFormat, Problem } from "../domain/problem"
 import { familyLimit, type Limit, modelLimit, resetDuration } from "../domain/rateLimits"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import { AppConfig } from "../config"
+import { maxRetryAfterMs } from "../domain/protocols/untrusted"
 import type { Principal } from "./AuthService"
 import { type BucketDemand, type BucketReading, RateLimiter, type RateDecision } from "./RateLimiter"
 
@@ -85,11 +86,17 @@ const limitHeaders = (format: ErrorFormat, requests: BucketReading, tokens: Buck
   }
 }
 
-/** Both retry hints the client libraries read: whole seconds (at least 1) and exact milliseconds. */
-export const retryHeaders = (retryAfterMs: number): Record<string, string> => ({
-  "retry-after": String(Math.max(1, Math.ceil(retryAfterMs / 1_000))),
-  "retry-after-ms": String(Math.max(1, Math.ceil(retryAfterMs)))
-})
+/**
+ * Both retry hints the client libraries read: whole seconds (at least 1) and exact milliseconds,
+ * never more than 600 s (a client told to wait longer asks again then, and is told anew).
+ */
+export const retryHeaders = (retryAfterMs: number): Record<string, string> => {
+  const ms = Math.min(maxRetryAfterMs, retryAfterMs)
+  return {
+    "retry-after": String(Math.max(1, Math.ceil(ms / 1_000))),
+    "retry-after-ms": String(Math.max(1, Math.ceil(ms)))
+  }
+}
 
 const familyNames: Readonly<Record<LimitFamily, string>> = {
   usage_export: "usage export",

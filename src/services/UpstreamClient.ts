@@ -7,9 +7,20 @@ import type { Provider, UpstreamTarget } from "./Upstreams"
 
 /** Why an upstream exchange failed. `detail` is for logs only: no body ever shows it. */
 export class UpstreamFailure extends Data.TaggedError("UpstreamFailure")<{
-  readonly kind: "timeout" | "unreachable" | "malformed"
+  /** overloaded: the service itself holds too many upstream answers at once (UPSTREAM_JSON_BUDGET_BYTES). */
+  readonly kind: "timeout" | "unreachable" | "malformed" | "overloaded"
   readonly detail: string
 }> {}
+
+/**
+ * The whole exchange outlived UPSTREAM_DEADLINE_MS: the reason its body is destroyed with. An Error
+ * because a Node stream is destroyed with one; made only when a deadline passes.
+ */
+export class ExchangeDeadline extends Error {
+  constructor(readonly deadlineMs: number) {
+    super(`upstream exchange longer than ${deadlineMs} ms`)
+  }
+}
 
 export interface UpstreamResponse {
   readonly status: number
@@ -36,6 +47,7 @@ const authHeaders = (provider: Provider, key: Redacted.Redacted): Record<string,
   provider === "provider_b" ? { "x-api-key": Redacted.value(key) } : { authorization: `Bearer ${Redacted.value(key)}` }
 
 export const classify = (cause: unknown): UpstreamFailure => {
+  if (cause instanceof ExchangeDeadline) return new UpstreamFailure({ kind: "timeout", detail: cause.message })
   if (cause instanceof undiciErrors.HeadersTimeoutError || cause instanceof undiciErrors.ConnectTimeoutError) {
     return new UpstreamFailure({ kind: "timeout", detail: cause.message })
   }
@@ -43,8 +55,32 @@ export const classify = (cause: unknown): UpstreamFailure => {
   return new UpstreamFailure({ kind: "unreachable", detail: cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause) })
 }
 
-/** The whole body, refused beyond maxBytes; interrupting the read ends the upstream exchange. */
-export const readBody = (body: Readable, maxBytes: number): Effect.Effect<Buffer, UpstreamFailure> =>
+/**
+ * Bytes of upstream answers held at once by every request together. Taken as chunks arrive and
+ * given back when the read ends (however it ends): five large answers at once cannot add up to
+ * more than the budget, whatever each one's own cap.
+ */
+export interface ByteBudget {
+  readonly take: (bytes: number) => boolean
+  readonly give: (bytes: number) => void
+}
+
+export const byteBudget = (limit: number): ByteBudget => {
+  let held = 0
+  return {
+    take: (bytes) => {
+      if (held + bytes > limit) return false
+      held += bytes
+      return true
+    },
+    give: (bytes) => void (held -= bytes)
+  }
+}
+
+const unlimited: ByteBudget = { take: () => true, give: () => {} }
+
+/** The whole body, refused beyond maxBytes or the shared budget; interrupting the read ends the upstream exchange. */
+export const readBody = (body: Readable, maxBytes: number, budget: ByteBudget = unlimited): Effect.Effect<Buffer, UpstreamFailure> =>
   Effect.async((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
@@ -52,17 +88,37 @@ export const readBody = (body: Readable, maxBytes: number): Effect.Effect<Buffer
     const finish = (result: Effect.Effect<Buffer, UpstreamFailure>) => {
       if (done) return
       done = true
+      budget.give(size)
       resume(result)
     }
-    body.on("data", (chunk: Buffer) => {
-      size += chunk.length
-      if (size <= maxBytes) return void chunks.push(chunk)
+    const refuse = (failure: UpstreamFailure) => {
       body.destroy()
-      finish(Effect.fail(new UpstreamFailure({ kind: "malformed", detail: `answer of more than ${maxBytes} bytes` })))
+      finish(Effect.fail(failure))
+    }
+    body.on("data", (chunk: Buffer) => {
+      if (done) return
+      if (size + chunk.length > maxBytes) {
+        return refuse(new UpstreamFailure({ kind: "malformed", detail: `answer of more than ${maxBytes} bytes` }))
+      }
+      if (!budget.take(chunk.length)) {
+        return refuse(new UpstreamFailure({ kind: "overloaded", detail: "upstream answer budget spent" }))
+      }
+      size += chunk.length
+      chunks.push(chunk)
     })
-    body.once("end", () => finish(Effect.succeed(Buffer.concat(chunks, size))))
+    body.once("end", () => {
+      if (done) return
+      const whole = Buffer.concat(chunks, size)
+      finish(Effect.succeed(whole))
+    })
     body.on("error", (cause) => finish(Effect.fail(classify(cause))))
-    return Effect.sync(() => body.destroy())
+    return Effect.sync(() => {
+      body.destroy()
+      if (!done) {
+        done = true
+        budget.give(size)
+      }
+    })
   })
 
 /**
@@ -71,11 +127,15 @@ export const readBody = (body: Readable, maxBytes: number): Effect.Effect<Buffer
  */
 export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient, {
   readonly send: (target: UpstreamTarget, request: UpstreamRequest) => Effect.Effect<UpstreamResponse, UpstreamFailure>
+  /** A JSON answer (or error body) whole, within UPSTREAM_MAX_JSON_BYTES (or maxBytes) and the shared budget. */
+  readonly readAnswer: (body: Readable, maxBytes?: number) => Effect.Effect<Buffer, UpstreamFailure>
 }>() {
   static readonly layer = Layer.scoped(
     UpstreamClient,
     Effect.gen(function*() {
-      const { upstreamTimeouts } = yield* AppConfig
+      const { upstreamLimits, upstreamTimeouts } = yield* AppConfig
+      const budget = byteBudget(upstreamLimits.jsonAnswerBudgetBytes)
+      const deadlineMs = upstreamLimits.exchangeDeadlineMs
       const pools = new Map<string, Pool>()
       yield* Effect.addFinalizer(() => Effect.promise(() => Promise.allSettled([...pools.values()].map((pool) => pool.close()))))
       const newPool = (origin: string): Pool => {
@@ -102,12 +162,23 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
       }
 
       return {
+        readAnswer: (body, maxBytes = upstreamLimits.maxJsonAnswerBytes) =>
+          readBody(body, Math.min(maxBytes, upstreamLimits.maxJsonAnswerBytes), budget),
         send: (target, request) =>
           Effect.suspend(() => {
             const { basePath, pool } = routeFor(target.url)
             return Effect.async<UpstreamResponse, UpstreamFailure>((resume) => {
               // An emitter, not an AbortController: undici takes either, and this one costs far less.
               const signal = new EventEmitter()
+              // The whole exchange has a deadline: a trickle of bytes never lets the idle timeout fire.
+              let response: Readable | undefined
+              let expired = false
+              const deadline = setTimeout(() => {
+                expired = true
+                if (response === undefined) signal.emit("abort")
+                else response.destroy(new ExchangeDeadline(deadlineMs))
+              }, deadlineMs)
+              const expiredFailure = () => new UpstreamFailure({ kind: "timeout", detail: new ExchangeDeadline(deadlineMs).message })
               pool
                 .request({
                   method: "POST",
@@ -123,11 +194,21 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
                   signal
                 })
                 .then(
-                  ({ body, headers, statusCode }) => resume(Effect.succeed({ status: statusCode, headers, body })),
-                  (cause: unknown) => resume(Effect.fail(classify(cause)))
+                  ({ body, headers, statusCode }) => {
+                    response = body
+                    body.once("close", () => clearTimeout(deadline))
+                    resume(Effect.succeed({ status: statusCode, headers, body }))
+                  },
+                  (cause: unknown) => {
+                    clearTimeout(deadline)
+                    resume(Effect.fail(expired ? expiredFailure() : classify(cause)))
+                  }
                 )
               // Interrupted (the client went away): the upstream request is aborted.
-              return Effect.sync(() => void signal.emit("abort"))
+              return Effect.sync(() => {
+                clearTimeout(deadline)
+                signal.emit("abort")
+              })
             })
           })
       }

@@ -41,6 +41,26 @@ describe("encodeTextCell", () => {
     expect(encodeTextCell(input)).toBe(expected)
   })
 
+  it.each([
+    [" =SUM(A1:A2)", "' =SUM(A1:A2)"],
+    ["   +1", "'   +1"],
+    ["\u00a0-1", "'\u00a0-1"],
+    ["\u3000@cmd", "'\u3000@cmd"],
+    ["＝HYPERLINK(1)", "'＝HYPERLINK(1)"],
+    ["＋1", "'＋1"],
+    ["－1", "'－1"],
+    ["＠cmd", "'＠cmd"],
+    [" ＝1", "' ＝1"]
+  ])("neutralises a formula behind blanks or in full-width signs: %j", (input, expected) => {
+    expect(encodeTextCell(input)).toBe(expected)
+  })
+
+  it("leaves blank-led plain text and blanks alone", () => {
+    expect(encodeTextCell("  hello")).toBe("  hello")
+    expect(encodeTextCell("   ")).toBe("   ")
+    expect(encodeTextCell("日本語")).toBe("日本語")
+  })
+
   it("neutralises and quotes a formula starting with CR", () => {
     expect(encodeTextCell("\r=1")).toBe("\"'\r=1\"")
   })

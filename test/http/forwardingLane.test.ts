@@ -4,6 +4,7 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { AppConfig } from "../../src/config"
 import { defaultWorkspaceSettings } from "../../src/domain/workspaceSettings"
+import { CredentialThrottle } from "../../src/http/credentialThrottle"
 import { ForwardingLane } from "../../src/http/forwardingLane"
 import { AuthService } from "../../src/services/AuthService"
 import { ChatCompletions } from "../../src/services/ChatCompletions"
@@ -11,6 +12,7 @@ import { Embeddings } from "../../src/services/Embeddings"
 import { FimCompletions } from "../../src/services/FimCompletions"
 import type { StreamSink } from "../../src/services/Forwarder"
 import { Messages } from "../../src/services/Messages"
+import { RateLimits } from "../../src/services/RateLimits"
 
 const principal = {
   keyId: "00000000-0000-4000-8000-000000000001",
@@ -36,6 +38,8 @@ const laneLayer = ForwardingLane.layer.pipe(
   Layer.provide(Layer.succeed(Embeddings, unused)),
   Layer.provide(Layer.succeed(Messages, unused)),
   Layer.provide(Layer.succeed(FimCompletions, unused)),
+  Layer.provide(CredentialThrottle.layer),
+  Layer.provide(Layer.succeed(RateLimits, { admit: () => Effect.succeed({ headers: {}, settle: () => Effect.void }) })),
   Layer.provide(AppConfig.layer),
   Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["DATA_DIR", "/tmp/lane-unit"]]))))
 )

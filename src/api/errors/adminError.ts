@@ -23,5 +23,5 @@ export const adminErrorSchema = statusVariants(
   AdminErrorBody,
   adminErrorWire,
   (body, status) => new AdminError({ status, ...body.error }),
-  [400, 401, 404, 409, 413, 415, 500, 503]
+  [400, 401, 404, 409, 413, 415, 429, 500, 503]
 )

@@ -7,6 +7,13 @@
 import { Schema } from "effect"
 import type { ParseResult } from "effect"
 
+/**
+ * PostgreSQL's text cannot hold a NUL character: a string that will be stored is refused with a
+ * 400 naming its field, rather than failing at the database (a 503 that clients retry forever).
+ */
+export const withoutNul = (what: string) => <A extends string, I, R>(self: Schema.Schema<A, I, R>) =>
+  self.pipe(Schema.filter((text) => !text.includes("\u0000"), { message: () => `${what} must not contain a NUL character` }))
+
 /** Short rendering of an offending value for error messages (long values are cut). */
 export const describeValue = (value: unknown): string => {
   const text = value === undefined ? "undefined" : JSON.stringify(value) ?? String(value)

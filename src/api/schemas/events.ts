@@ -12,6 +12,7 @@
  * offending field path (`events[17].occurredAt`), and then nothing of the batch may be written.
  */
 import { Either, ParseResult, Schema } from "effect"
+import { withoutNul } from "./common"
 
 export const MAX_EVENTS_PER_BATCH = 10_000
 /** The ledger stores token counts as PostgreSQL `integer`. */
@@ -20,16 +21,18 @@ export const MAX_TOKEN_COUNT = 2_147_483_647
 const bounded = (what: string, max: number) =>
   Schema.String.pipe(
     Schema.minLength(1, { message: () => `${what} must be a non-empty string` }),
-    Schema.maxLength(max, { message: () => `${what} must be at most ${max} characters` })
+    Schema.maxLength(max, { message: () => `${what} must be at most ${max} characters` }),
+    withoutNul(what)
   )
 
 export const EventEntityId = bounded("an id", 200)
 const EntityName = Schema.String.pipe(
-  Schema.maxLength(500, { message: () => "a name must be at most 500 characters" })
+  Schema.maxLength(500, { message: () => "a name must be at most 500 characters" }),
+  withoutNul("a name")
 )
 const Email = Schema.String.pipe(
   Schema.maxLength(320, { message: () => "an email must be at most 320 characters" }),
-  Schema.pattern(/^[^\s@]+@[^\s@]+$/, { message: () => "an email must look like local@domain" })
+  Schema.pattern(/^[^\s@\u0000]+@[^\s@\u0000]+$/, { message: () => "an email must look like local@domain" })
 )
 const TokenCount = Schema.Number.pipe(
   Schema.int({ message: () => "a token count must be an integer" }),

@@ -1,0 +1,103 @@
+// Cheap bounds checked before expensive work (decoding, tokenizing): a request that cannot fit its
+// model's context is refused on a count, not after its every message has been decoded and counted.
+import { findModel, MODEL_CATALOG, type ModelFamily, type ProviderId } from "./models"
+import type { Problem } from "./problem"
+
+/**
+ * Tokens every message costs at least, whatever its content: the role and the framing the
+ * providers add around each message (three tokens in the chat format's own accounting).
+ */
+export const minTokensPerMessage = 3
+
+/** The largest context of the catalog: the bound of a model outside it (a workspace's own). */
+const largestContext = Math.max(...MODEL_CATALOG.map((model) => model.contextLength))
+
+/**
+ * A 400 naming `messages` when the request holds more messages than its model's context can take
+ * at their minimum cost; undefined when the count fits (or there is no message list to count).
+ * Reads the raw body, before any decoding: only `model` and the length of `messages`.
+ */
+export const messageCountProblem = (provider: ProviderId, family: ModelFamily, body: unknown): Problem | undefined => {
+  if (typeof body !== "object" || body === null) return undefined
+  const { messages, model } = body as { readonly messages?: unknown; readonly model?: unknown }
+  if (!Array.isArray(messages)) return undefined
+  const context = (typeof model === "string" ? findModel(provider, family, model)?.contextLength : undefined) ?? largestContext
+  const least = messages.length * minTokensPerMessage
+  if (least <= context) return undefined
+  return {
+    status: 400,
+    code: "context_length_exceeded",
+    message: `messages: ${messages.length} messages need at least ${least} tokens, more than the model's context of ${context} tokens.`,
+    param: "messages"
+  }
+}
+
+/** Bodies larger than this are scanned for their message count before they are parsed. */
+export const scanBodiesOver = 1024 * 1024
+
+const roleKey = Buffer.from('"role"')
+const modelKey = Buffer.from('"model"')
+const modelValue = /^"model"\s*:\s*"([^"\\]{1,200})"/
+
+/**
+ * The largest context of the models a raw body names: every `"model": "<id>"` found (the request's
+ * own among them, wherever it sits), up to eight; the largest context of all when one is unknown or
+ * there are more. Never smaller than the context of the model the request asks for.
+ */
+const rawContext = (provider: ProviderId, family: ModelFamily, body: Buffer): number => {
+  let context = 0
+  let found = 0
+  for (let at = body.indexOf(modelKey); at !== -1; at = body.indexOf(modelKey, at + modelKey.length)) {
+    if (++found > 8) return largestContext
+    const id = modelValue.exec(body.toString("utf8", at, at + 260))?.[1]
+    const known = id === undefined ? undefined : findModel(provider, family, id)?.contextLength
+    if (known === undefined) return largestContext
+    context = Math.max(context, known)
+  }
+  return found === 0 ? largestContext : context
+}
+
+/**
+ * The same bound read from the raw bytes of a large body, before it is parsed: every message has a
+ * `"role"` key, and that text (quotes unescaped) cannot occur inside a JSON string, so the count of
+ * its occurrences is at least the number of messages (more only with such keys or values elsewhere,
+ * which would take tens of thousands of them to matter). The context is the model's as far as the
+ * raw body tells it (rawContext); the exact check follows parsing.
+ */
+export const rawMessageCountProblem = (provider: ProviderId, family: ModelFamily, body: Buffer): Problem | undefined => {
+  const context = rawContext(provider, family, body)
+  const most = Math.floor(context / minTokensPerMessage)
+  let count = 0
+  for (let at = body.indexOf(roleKey); at !== -1 && count <= most; at = body.indexOf(roleKey, at + roleKey.length)) count += 1
+  if (count <= most) return undefined
+  return {
+    status: 400,
+    code: "context_length_exceeded",
+    message: `messages: more than ${most} messages need more tokens than the model's context of ${context} tokens.`,
+    param: "messages"
+  }
+}
+
+/** Text longer than this is counted in slices, the event loop served between them. */
+export const sliceChars = 32 * 1024
+
+/**
+ * The text cut into slices of about sliceChars, each ending after a line break or a space where
+ * there is one near the cut, so that few tokens straddle a cut (counts per slice add up to the
+ * whole's within a token or so a slice).
+ */
+export const textSlices = (text: string, size = sliceChars): ReadonlyArray<string> => {
+  const slices: Array<string> = []
+  let start = 0
+  while (text.length - start > size) {
+    let end = start + size
+    // A line break in the slice's second half, else a space there, else a hard cut.
+    const line = text.lastIndexOf("\n", end - 1)
+    const breakAt = line > start + size / 2 ? line : text.lastIndexOf(" ", end - 1)
+    if (breakAt > start + size / 2) end = breakAt + 1
+    slices.push(text.slice(start, end))
+    start = end
+  }
+  slices.push(text.slice(start))
+  return slices
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest"
+import { MODEL_CATALOG } from "../../src/domain/models"
+import { messageCountProblem, rawMessageCountProblem } from "../../src/domain/requestBounds"
+
+describe("message-count bounds", () => {
+  it("refuses more messages than the model's context can hold at three tokens each", () => {
+    const messages = Array.from({ length: 42_667 }, () => ({ role: "user", content: "" }))
+    expect(messageCountProblem("provider_a", "chat_completions", { model: "chatgen-4o", messages })).toMatchObject({
+      status: 400,
+      code: "context_length_exceeded",
+      param: "messages"
+    })
+    expect(messageCountProblem("provider_a", "chat_completions", { model: "chatgen-4o", messages: messages.slice(1) })).toBeUndefined()
+    expect(messageCountProblem("provider_a", "chat_completions", { model: "chatgen-4o", messages: "not a list" })).toBeUndefined()
+  })
+
+  it("counts role keys in raw bytes, not a role quoted inside a string", () => {
+    const quoted = JSON.stringify({ messages: [{ role: "user", content: '{"role":"user"}'.repeat(200_000) }] })
+    expect(rawMessageCountProblem("provider_a", "chat_completions", Buffer.from(quoted))).toBeUndefined()
+    const most = Math.max(...MODEL_CATALOG.map((model) => model.contextLength)) / 3
+    const many = JSON.stringify({ messages: Array.from({ length: Math.ceil(most) + 1 }, () => ({ role: "user", content: "" })) })
+    expect(rawMessageCountProblem("provider_a", "chat_completions", Buffer.from(many))).toMatchObject({ code: "context_length_exceeded", param: "messages" })
+  })
+
+  it("judges the raw count against the largest context of the models the body names", () => {
+    const body = (model: string, extra: Record<string, unknown> = {}) =>
+      Buffer.from(JSON.stringify({ model, ...extra, messages: Array.from({ length: 50_000 }, () => ({ role: "user", content: "" })) }))
+    // 150,000 tokens at least: over chatgen-4o's 128,000, under an unknown model's largest context.
+    expect(rawMessageCountProblem("provider_a", "chat_completions", body("chatgen-4o"))).toMatchObject({ param: "messages" })
+    expect(rawMessageCountProblem("provider_a", "chat_completions", body("my-own-model"))).toBeUndefined()
+    // A second, larger model named elsewhere in the body wins: never stricter than the request's own.
+    expect(rawMessageCountProblem("provider_a", "chat_completions", body("chatgen-4o", { metadata: { model: "chatgen-5" } }))).toBeUndefined()
+  })
+})
