@@ -30,7 +30,7 @@ describe("the service process", () => {
       expect(lines, JSON.stringify(env)).toHaveLength(1)
       expect(lines[0]).toMatch(expected)
     }
-  }, 180_000)
+  }, 300_000)
 
   it("runs on embedded PostgreSQL, shuts down cleanly on SIGTERM and keeps every row across a restart", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-embedded-"))
@@ -70,7 +70,7 @@ describe("the service process", () => {
     second.child.kill("SIGINT")
     expect(await second.exited).toBe(0)
     expect(postgresRunningIn(dataDir)).toBe(false)
-  }, 120_000)
+  }, 300_000)
 
   it("finishes in-flight requests on SIGTERM before exiting", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-drain-"))
@@ -122,5 +122,5 @@ describe("the service process", () => {
     expect(without.output().stdout).toContain(secrets.adminToken)
     without.child.kill("SIGTERM")
     expect(await without.exited).toBe(0)
-  }, 120_000)
+  }, 300_000)
 })

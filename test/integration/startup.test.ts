@@ -89,7 +89,7 @@ describe("start-up checks: one plain line before anything is made", () => {
       busy.close()
       silent.close()
     }
-  }, 240_000)
+  }, 360_000)
 })
 
 describe("the embedded PostgreSQL across crashes", () => {
@@ -129,7 +129,7 @@ describe("the embedded PostgreSQL across crashes", () => {
     expect(messages.slice(-2)).toEqual(["shutting down", "stopped"])
     expect(logLines(second).find((line) => line.message === "shutting down")?.annotations.signal).toBe("SIGTERM")
     expect(fs.existsSync(`${path.join(dataDir, "postgres")}.owner`)).toBe(false)
-  }, 180_000)
+  }, 300_000)
 
   it("stops with status 1 and one line when its embedded PostgreSQL dies; LOG_FORMAT=pretty writes readable lines", async () => {
     const dataDir = path.join(tempDir("ws-died-"), "data")
@@ -150,7 +150,7 @@ describe("the embedded PostgreSQL across crashes", () => {
     expect(stdout).toMatch(/ ERROR embedded PostgreSQL \(pid \d+\) exited unexpectedly/)
     expect(stdout).toMatch(/ INFO {2}stopped\n$/)
     expect(stdout.split("\n").filter((line) => line.startsWith("{"))).toEqual([])
-  }, 180_000)
+  }, 300_000)
 
   it("answers /healthz 503 (and /readyz 503) once the embedded PostgreSQL it owns is gone", async () => {
     const dataDir = path.join(tempDir("ws-healthz-"), "data")
@@ -186,5 +186,5 @@ describe("the embedded PostgreSQL across crashes", () => {
       // The stop does not wait for the server that is already gone.
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }
-  }, 180_000)
+  }, 300_000)
 })

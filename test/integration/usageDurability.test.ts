@@ -158,7 +158,7 @@ describe("usage records and the service's process", () => {
     second.child.kill("SIGTERM")
     expect(await second.exited).toBe(0)
     expect(fs.readdirSync(journal).filter((f) => f.endsWith(".jsonl"))).toEqual([])
-  }, 240_000)
+  }, 360_000)
 
   it("SIGTERM under load writes every record once: no duplicate, none missing", async () => {
     const service = await prepare()
@@ -188,7 +188,7 @@ describe("usage records and the service's process", () => {
     expect(recorded).toBe(completed.length)
     expect(doubled).toBe(0)
     expect(fs.readdirSync(path.join(service.env.DATA_DIR!, "usage-journal")).filter((f) => f.endsWith(".jsonl"))).toEqual([])
-  }, 240_000)
+  }, 360_000)
 
   it("a long database outage followed by a crash loses nothing", async () => {
     const service = await prepare()
@@ -213,7 +213,7 @@ describe("usage records and the service's process", () => {
     expect(recorded).toBe(completed.length)
     second.child.kill("SIGTERM")
     expect(await second.exited).toBe(0)
-  }, 240_000)
+  }, 360_000)
 
   it("records a stream still open at the shutdown grace before the last flush", async () => {
     const service = await prepare()

@@ -27,7 +27,7 @@ export const spawnService = (env: Record<string, string>): ServiceProcess => {
 }
 
 /** Polls a URL until it answers 200, or fails after the timeout. */
-export const waitForOk = async (url: string, timeoutMs = 60_000): Promise<void> => {
+export const waitForOk = async (url: string, timeoutMs = 120_000): Promise<void> => {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     try {
