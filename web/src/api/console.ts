@@ -1,6 +1,6 @@
 import { query, request } from "./client"
 import type {
-  ActivityRow, ApiKey, AuditEntry, ConsoleSettings, CreatedApiKey, GroupBy, Invitation, Member, Page, Person, Role,
+  ActivityRow, ApiKey, AuditEntry, ConsoleSettings, CreatedApiKey, GroupBy, Invitation, InvitationInfo, Member, Page, Person, Role,
   Scope, Session, SettingsPatch, UsageExportDataType, UsageExportResult, UsageRow, WorkspaceRef, WorkspaceSummary
 } from "./types"
 
@@ -30,6 +30,11 @@ export const signInAsOperator = async (adminToken: string): Promise<Session> =>
 
 export const signOut = (): Promise<void> => request("DELETE", "session", undefined, { quietUnauthorized: true })
 
+export const getInvitation = (token: string): Promise<InvitationInfo> =>
+  request("GET", `invitations/${encodeURIComponent(token)}`, undefined, { quietUnauthorized: true })
+
+export const getWorkspace = (workspaceId: string): Promise<WorkspaceSummary> => request("GET", `workspaces/${encodeURIComponent(workspaceId)}`)
+
 export const acceptInvitation = async (token: string, password: string, name: string): Promise<Session> =>
   toSession(await request<SessionBody>(
     "POST",
@@ -44,7 +49,7 @@ export const listApiKeys = (workspaceId: string): Promise<{ readonly data: Reado
 export const createApiKey = (workspaceId: string, name: string, scopes: ReadonlyArray<Scope>): Promise<CreatedApiKey> =>
   request("POST", ws(workspaceId, "api-keys"), { name, scopes })
 
-export const revokeApiKey = (workspaceId: string, keyId: string): Promise<void> =>
+export const revokeApiKey = (workspaceId: string, keyId: string): Promise<ApiKey> =>
   request("DELETE", ws(workspaceId, `api-keys/${encodeURIComponent(keyId)}`))
 
 export const getUsage = (
@@ -76,7 +81,7 @@ export const inviteMember = (workspaceId: string, email: string, name: string, r
 export const changeRole = (workspaceId: string, memberId: string, role: Role): Promise<Member> =>
   request("PATCH", ws(workspaceId, `members/${encodeURIComponent(memberId)}`), { role })
 
-export const removeMember = (workspaceId: string, memberId: string): Promise<void> =>
+export const removeMember = (workspaceId: string, memberId: string): Promise<Member> =>
   request("DELETE", ws(workspaceId, `members/${encodeURIComponent(memberId)}`))
 
 export const getSettings = (workspaceId: string): Promise<ConsoleSettings> => request("GET", ws(workspaceId, "settings"))

@@ -32,18 +32,18 @@ export interface Session {
 export interface ApiKey {
   readonly id: string
   readonly name: string
-  readonly prefix: string
+  /** The first characters of the key, to recognise it. */
+  readonly displayPrefix: string
   readonly scopes: ReadonlyArray<Scope>
-  readonly createdBy: string | null
+  /** "operator", or the email of the person who created it. */
+  readonly createdBy: string
   readonly createdAt: string
   readonly lastUsedAt: string | null
   readonly revokedAt: string | null
 }
 
-export interface CreatedApiKey {
-  readonly id: string
+export interface CreatedApiKey extends ApiKey {
   readonly key: string
-  readonly scopes: ReadonlyArray<Scope>
 }
 
 export type GroupBy = "model" | "apiKey" | "family"
@@ -51,6 +51,8 @@ export type GroupBy = "model" | "apiKey" | "family"
 export interface UsageRow {
   readonly day: string
   readonly group: string
+  /** For groupBy=apiKey: the key's name (group is its id). */
+  readonly label?: string
   readonly requests: number
   readonly inputTokens: number
   readonly outputTokens: number
@@ -71,12 +73,19 @@ export interface Member {
   readonly status: "invited" | "active"
 }
 
-export interface Invitation {
-  readonly id: string
-  readonly email: string
-  readonly role: Role
+export interface Invitation extends Member {
   readonly invitationUrl: string
   readonly invitationExpiresAt: string
+}
+
+/** What an invitation link is for, shown before the password is chosen. */
+export interface InvitationInfo {
+  readonly email: string
+  readonly name: string | null
+  readonly role: Role
+  readonly workspace: { readonly id: string; readonly name: string }
+  readonly expiresAt: string
+  readonly hasPassword: boolean
 }
 
 export interface AuditEntry {
@@ -95,22 +104,25 @@ export interface Page<A> {
 export interface WorkspaceSummary {
   readonly id: string
   readonly name: string
-  readonly createdAt?: string
+  readonly role: Role
+  readonly createdAt: string | null
 }
 
 /** A rate limit as the settings page shows it: the limit and, when the server tells, what remains now. */
 export interface RateLimitReading {
   readonly family: string
-  readonly model?: string
-  readonly requestsPerMinute?: number
-  readonly tokensPerMinute?: number
-  readonly remainingRequests?: number
-  readonly remainingTokens?: number
+  readonly model: string | null
+  readonly requestsPerMinute: number
+  readonly tokensPerMinute: number
+  readonly remainingRequests: number | null
+  readonly remainingTokens: number | null
 }
 
 export type ConsoleSettings = WorkspaceSettings & {
+  /** The workspace's IANA time zone: the overview's days. */
   readonly timezone: string
-  readonly rateLimitReadings?: ReadonlyArray<RateLimitReading>
+  /** Read-only: the limits in force (defaults and overrides) and what remains of each now. */
+  readonly limits: ReadonlyArray<RateLimitReading>
 }
 
 export type SettingsPatch = Partial<Pick<ConsoleSettings, "anonymizeUsers" | "leaderboardsEnabled" | "workflowsEnabled" | "timezone" | "byokModels">>

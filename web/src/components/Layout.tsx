@@ -2,9 +2,10 @@ import type { ComponentChildren } from "preact"
 import { useEffect, useRef } from "preact/hooks"
 import type { WorkspacePage } from "../App"
 import { adminPages } from "../App"
-import { signOut } from "../api/console"
+import { getWorkspace, signOut } from "../api/console"
 import type { Session, WorkspaceRef } from "../api/types"
 import { navigate } from "../lib/router"
+import { useLoad } from "../lib/useLoad"
 import { Link } from "./Link"
 
 const pageNames: ReadonlyArray<readonly [WorkspacePage, string]> = [
@@ -32,6 +33,12 @@ export const Layout = ({ session, workspace, page, onSignedOut, children }: Layo
   const leave = (): void => {
     signOut().finally(onSignedOut)
   }
+  // The operator opens workspaces it is not a member of: their name comes from the API.
+  const [named] = useLoad(
+    () => (workspace !== null && workspace.name === workspace.id ? getWorkspace(workspace.id) : Promise.resolve(null)),
+    [workspace?.id]
+  )
+  const workspaceName = named.state === "ready" && named.value !== null ? named.value.name : workspace?.name
   const visible = pageNames.filter(([name]) => workspace?.role === "admin" || !adminPages.has(name))
   return (
     <div class={workspace === null ? "shell no-nav" : "shell"}>
@@ -52,7 +59,7 @@ export const Layout = ({ session, workspace, page, onSignedOut, children }: Layo
       </header>
       {workspace === null ? null : (
         <nav class="side" aria-label="Workspace">
-          <p class="workspace-name">{workspace.name}<span class="role">{workspace.role}</span></p>
+          <p class="workspace-name">{workspaceName}<span class="role">{workspace.role}</span></p>
           <ul>
             {visible.map(([name, label]) => (
               <li key={name}><Link to={`w/${workspace.id}/${name}`} current={page === name}>{label}</Link></li>

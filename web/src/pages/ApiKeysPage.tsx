@@ -19,7 +19,7 @@ const scopesFor = (workspace: WorkspaceRef): ReadonlyArray<Scope> =>
 
 export const ApiKeysPage = ({ workspace }: { readonly workspace: WorkspaceRef }) => {
   const [keys, reload] = useLoad(() => listApiKeys(workspace.id), [workspace.id])
-  const [created, setCreated] = useState<(CreatedApiKey & { readonly name: string }) | null>(null)
+  const [created, setCreated] = useState<CreatedApiKey | null>(null)
   const [revoking, setRevoking] = useState<ApiKey | null>(null)
   const revoke = useAction((key: ApiKey) => revokeApiKey(workspace.id, key.id))
   return (
@@ -54,7 +54,7 @@ export const ApiKeysPage = ({ workspace }: { readonly workspace: WorkspaceRef })
             reload()
           }}
         >
-          <p>Applications using <code>{revoking.prefix}…</code> get 401 within a second. This cannot be undone.</p>
+          <p>Applications using <code>{revoking.displayPrefix}…</code> get 401 within a second. This cannot be undone.</p>
         </ConfirmDialog>
       )}
     </section>
@@ -63,7 +63,7 @@ export const ApiKeysPage = ({ workspace }: { readonly workspace: WorkspaceRef })
 
 const CreateKeyForm = ({ workspace, onCreated }: {
   readonly workspace: WorkspaceRef
-  readonly onCreated: (key: CreatedApiKey & { readonly name: string }) => void
+  readonly onCreated: (key: CreatedApiKey) => void
 }) => {
   const [name, setName] = useState("")
   const [scopes, setScopes] = useState<ReadonlyArray<Scope>>(["COMPLETION_API"])
@@ -76,7 +76,7 @@ const CreateKeyForm = ({ workspace, onCreated }: {
         const key = await create.run(workspace.id, name.trim(), scopes)
         if (key !== undefined) {
           setName("")
-          onCreated({ ...key, name: name.trim() })
+          onCreated(key)
         }
       }}
     >
@@ -100,7 +100,7 @@ const CreateKeyForm = ({ workspace, onCreated }: {
 }
 
 /** The new key, once: it is never shown again. */
-const NewKey = ({ created, onDone }: { readonly created: CreatedApiKey & { readonly name: string }; readonly onDone: () => void }) => (
+const NewKey = ({ created, onDone }: { readonly created: CreatedApiKey; readonly onDone: () => void }) => (
   <div class="card success" role="region" aria-label="New API key">
     <h2>Key “{created.name}” created</h2>
     <p>Copy it now: it is shown only this once.</p>
@@ -123,9 +123,9 @@ const KeyTable = ({ keys, onRevoke }: { readonly keys: ReadonlyArray<ApiKey>; re
         {keys.map((key) => (
           <tr key={key.id} class={key.revokedAt === null ? "" : "revoked"}>
             <th scope="row">{key.name}</th>
-            <td><code>{key.prefix}…</code></td>
+            <td><code>{key.displayPrefix}…</code></td>
             <td>{key.scopes.join(", ")}</td>
-            <td>{key.createdBy ?? "—"}</td>
+            <td>{key.createdBy}</td>
             <td>{formatTime(key.createdAt)}</td>
             <td>{key.lastUsedAt === null ? "Never" : formatTime(key.lastUsedAt)}</td>
             <td>{key.revokedAt === null ? "Active" : `Revoked ${formatTime(key.revokedAt)}`}</td>

@@ -1,26 +1,42 @@
 import { useState } from "preact/hooks"
-import { acceptInvitation } from "../api/console"
+import { acceptInvitation, getInvitation } from "../api/console"
 import type { Session } from "../api/types"
 import { Field } from "../components/Field"
-import { ErrorNote } from "../components/Notice"
+import { ErrorNote, Loading } from "../components/Notice"
 import { Link } from "../components/Link"
-import { useAction } from "../lib/useLoad"
+import { formatTime } from "../lib/dates"
+import { useAction, useLoad } from "../lib/useLoad"
 
 const minimumLength = 12
 
 /** Accepting an invitation: choose a password (and a name), then be signed in. */
 export const InvitationPage = ({ token, onSignedIn }: { readonly token: string; readonly onSignedIn: (session: Session) => void }) => {
-  const [name, setName] = useState("")
+  const [name, setName] = useState<string>("")
   const [password, setPassword] = useState("")
   const [repeated, setRepeated] = useState("")
   const [tried, setTried] = useState(false)
   const accept = useAction(acceptInvitation)
+  const [invitation] = useLoad(() => getInvitation(token), [token])
   const tooShort = password.length < minimumLength
   const mismatch = repeated !== password
   return (
     <main class="narrow" id="main">
       <h1>Accept your invitation</h1>
-      <p>Choose a password to finish setting up your account. You will be signed in right away.</p>
+      {invitation.state === "loading" ? <Loading /> : null}
+      {invitation.state === "failed" ? (
+        <p class="error" role="alert">
+          {invitation.error.status === 410 || invitation.error.status === 404
+            ? "This invitation link was already used, has expired or is not valid. Ask a workspace administrator for a new one."
+            : invitation.error.message}
+        </p>
+      ) : null}
+      {invitation.state === "ready" ? (
+        <p>
+          <strong>{invitation.value.email}</strong> is invited to <strong>{invitation.value.workspace.name}</strong> as {invitation.value.role}
+          {" "}(link valid until {formatTime(invitation.value.expiresAt)}).{" "}
+          {invitation.value.hasPassword ? "Choose a new password." : "Choose a password to finish setting up your account."} You will be signed in right away.
+        </p>
+      ) : null}
       <form
         class="card"
         noValidate

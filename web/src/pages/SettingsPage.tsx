@@ -102,23 +102,15 @@ const ModelsField = ({ label, value, onInput }: { readonly label: string; readon
   )
 }
 
-/** The limits as the server reports them (with what remains now), else the workspace's overrides. */
-const readingsOf = (settings: ConsoleSettings): ReadonlyArray<RateLimitReading> => {
-  if (settings.rateLimitReadings !== undefined) return settings.rateLimitReadings
-  const families = Object.entries(settings.rateLimits.families ?? {}).map(([family, limit]) => ({ family, ...limit }))
-  const models = Object.entries(settings.rateLimits.models ?? {}).map(([model, limit]) => ({ family: "model", model, ...limit }))
-  return [...families, ...models]
-}
-
-const number = (value: number | undefined): string => (value === undefined ? "—" : formatCount(value))
+const number = (value: number | null): string => (value === null ? "—" : formatCount(value))
 
 const RateLimits = ({ settings }: { readonly settings: ConsoleSettings }) => {
-  const readings = readingsOf(settings)
+  const readings: ReadonlyArray<RateLimitReading> = settings.limits ?? []
   return (
     <>
       <h2>Rate limits</h2>
-      <p class="hint">Set by the operator; read-only here.</p>
-      {readings.length === 0 ? <Empty>This workspace uses the service's default rate limits.</Empty> : (
+      <p class="hint">Per minute, set by the operator (read-only here); “remaining now” is what is left of the current minute.</p>
+      {readings.length === 0 ? <Empty>No rate limits are reported for this workspace.</Empty> : (
         <div class="table-scroll">
           <table>
             <thead>

@@ -14,6 +14,9 @@ const maxGroups = 6
 
 /** One series per group (the busiest first), one value per day, zero on days without traffic. */
 export const seriesOf = (rows: ReadonlyArray<UsageRow>, days: ReadonlyArray<string>, measure: Measure): Array<ChartSeries> => {
+  // A key's rows are grouped by its id but named by its label (two keys may share a name).
+  const names = new Map<string, string>()
+  for (const row of rows) names.set(row.group, row.label ?? row.group)
   const totals = new Map<string, number>()
   for (const row of rows) totals.set(row.group, (totals.get(row.group) ?? 0) + measure(row))
   const ranked = [...totals.entries()].sort((a, b) => b[1] - a[1]).map(([group]) => group)
@@ -27,7 +30,7 @@ export const seriesOf = (rows: ReadonlyArray<UsageRow>, days: ReadonlyArray<stri
     const series = values[labels.indexOf(shownSet.has(row.group) ? row.group : "Other")]
     if (dayAt !== undefined && series !== undefined) series[dayAt] = (series[dayAt] ?? 0) + measure(row)
   }
-  return labels.map((label, index) => ({ label, values: values[index] ?? [] }))
+  return labels.map((group, index) => ({ label: names.get(group) ?? group, values: values[index] ?? [] }))
 }
 
 export const total = (rows: ReadonlyArray<UsageRow>, measure: Measure): number => rows.reduce((sum, row) => sum + measure(row), 0)
