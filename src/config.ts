@@ -1,9 +1,9 @@
 import { Config, ConfigError, Context, Effect, Either, Layer, LogLevel, Option, ParseResult, Redacted, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { PriceTable } from "./domain/prices"
 import { wirePath } from "./domain/validationIssue"
+import { projectRoot } from "./projectRoot"
 
 /** The upstreams the service forwards to: one per provider and region (provider_c serves eu only). */
 export const upstreamIds = ["provider_a_eu", "provider_a_us", "provider_b_eu", "provider_b_us", "provider_c_eu"] as const
@@ -179,7 +179,7 @@ const firstIssue = (error: ParseResult.ParseError): string => {
  * stops start-up with the same one line as any other bad setting (the read is synchronous and once).
  */
 const priceTable = Config.string("PRICE_TABLE_FILE").pipe(
-  Config.withDefault(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../config/prices.json")),
+  Config.withDefault(path.join(projectRoot, "config/prices.json")),
   Config.map((file) => path.resolve(file)),
   Config.mapOrFail((file) => {
     const invalid = (problem: string) => ConfigError.InvalidData(["PRICE_TABLE_FILE"], `${file}: ${problem}; ${priceTableExpected}`)

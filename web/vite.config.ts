@@ -7,7 +7,8 @@ export default defineConfig({
   base: "./",
   esbuild: { jsx: "automatic", jsxImportSource: "preact" },
   build: {
-    outDir: "dist",
+    // Beside the server build: scripts/build.mjs runs this as its "web" step.
+    outDir: "../dist/web",
     emptyOutDir: true,
     // The polyfill would be an inline script, which the Content-Security-Policy forbids.
     modulePreload: { polyfill: false },

@@ -2,7 +2,7 @@ import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { projectRoot } from "../projectRoot"
 
 /** One built file of the web console, held in memory (the whole console is a few hundred KB). */
 interface ConsoleFile {
@@ -10,7 +10,7 @@ interface ConsoleFile {
   readonly contentType: string
 }
 
-/** The built console: its files by path relative to web/dist ("index.html", "assets/index-3f2a.js"). */
+/** The built console: its files by path relative to dist/web ("index.html", "assets/index-3f2a.js"). */
 export interface ConsoleAssets {
   readonly files: ReadonlyMap<string, ConsoleFile>
   /** Where the files were looked for, for the "not built" answer. */
@@ -55,16 +55,8 @@ const securityHeaders: Readonly<Record<string, string>> = {
   "referrer-policy": "no-referrer"
 }
 
-/** web/dist of this checkout: found by walking up from this module, so it works from src/ and from a build. */
-const consoleDirectory = (): string => {
-  let directory = path.dirname(fileURLToPath(import.meta.url))
-  for (;;) {
-    if (fs.existsSync(path.join(directory, "package.json"))) return path.join(directory, "web", "dist")
-    const parent = path.dirname(directory)
-    if (parent === directory) return path.resolve("web", "dist")
-    directory = parent
-  }
-}
+/** Where scripts/build.mjs (its "web" step) writes the console's Vite build. */
+const consoleDirectory = (): string => path.join(projectRoot, "dist", "web")
 
 const listFiles = (root: string, prefix = ""): Array<string> =>
   fs.readdirSync(path.join(root, prefix), { withFileTypes: true }).flatMap((entry) =>
@@ -122,7 +114,7 @@ export const serveConsole = (assets: ConsoleAssets, basePath: string) => {
       }
       if (index === undefined) {
         return Effect.succeed(HttpServerResponse.text(
-          `The web console is not built (no ${assets.directory}/index.html): run npm run build:web.`,
+          `The web console is not built (no ${assets.directory}/index.html): run node scripts/build.mjs (npm start does).`,
           { status: 503 }
         ))
       }

@@ -3,9 +3,9 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { projectRoot } from "../projectRoot"
 
-export const migrationsDirectory = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../sql")
+export const migrationsDirectory = path.join(projectRoot, "sql")
 
 const fileName = /^(\d{4})_([a-z0-9_]+)\.sql$/
 

@@ -2,8 +2,8 @@ import * as fs from "node:fs"
 import { describe, expect, it } from "vitest"
 import { startApp, useApp } from "../support/testApp"
 
-/** The console's files as the service serves them (the build is made by `npm test` before vitest runs). */
-const built = fs.existsSync("web/dist/index.html")
+/** The console's files as the service serves them (globalSetup runs scripts/build.mjs, whose "web" step builds them). */
+const built = fs.existsSync("dist/web/index.html")
 
 describe.skipIf(!built)("web console files", () => {
   const app = useApp({ BASE_PATH: "/api/public" })

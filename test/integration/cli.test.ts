@@ -12,7 +12,7 @@ describe("operator CLI", () => {
 
   const cli = async (...args: Array<string>) => {
     try {
-      const { stdout } = await run(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
+      const { stdout } = await run(process.execPath, ["dist/server/cli.js", ...args], {
         cwd: root,
         env: { PATH: process.env.PATH ?? "", WORKSPACE_API_URL: app.current.url, ADMIN_TOKEN: testAdminToken }
       })

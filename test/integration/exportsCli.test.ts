@@ -14,7 +14,7 @@ describe("CLI seed and export", () => {
 
   const cli = async (...args: Array<string>) => {
     try {
-      const { stderr, stdout } = await run(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
+      const { stderr, stdout } = await run(process.execPath, ["dist/server/cli.js", ...args], {
         cwd: root,
         env: { PATH: process.env.PATH ?? "", WORKSPACE_API_URL: app.current.url, ADMIN_TOKEN: testAdminToken }
       })

@@ -10,9 +10,9 @@ export interface ServiceProcess {
   readonly exited: Promise<number | null>
 }
 
-/** Runs `src/main.ts` as the README's run command does, with the given environment. */
+/** Runs the built service (dist/server/main.js, built by the global setup) as `npm start` does, with the given environment. */
 export const spawnService = (env: Record<string, string>): ServiceProcess => {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, ["dist/server/main.js"], {
     cwd: root,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", ...env },
     stdio: ["ignore", "pipe", "pipe"]
