@@ -102,7 +102,8 @@ const ModelsField = ({ label, value, onInput }: { readonly label: string; readon
   )
 }
 
-const number = (value: number | null): string => (value === null ? "—" : formatCount(value))
+/** A limit of 0 or none reported is shown as a dash: that family is not limited on that measure. */
+const number = (value: number | null): string => (value === null || value === 0 ? "—" : formatCount(value))
 
 const RateLimits = ({ settings }: { readonly settings: ConsoleSettings }) => {
   const readings: ReadonlyArray<RateLimitReading> = settings.limits ?? []

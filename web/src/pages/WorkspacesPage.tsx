@@ -18,16 +18,6 @@ export const WorkspacesPage = () => {
   return (
     <section>
       <h1>Workspaces</h1>
-      <CreateWorkspaceForm onCreated={(workspace) => {
-        setCreated(workspace)
-        reload()
-      }} />
-      {created === null ? null : (
-        <div class="card">
-          <p role="status">Workspace “{created.name}” created.</p>
-          <InviteForm workspaceId={created.id} fixedRole="admin" />
-        </div>
-      )}
       <form
         class="toolbar"
         role="search"
@@ -42,7 +32,7 @@ export const WorkspacesPage = () => {
       </form>
       {page.state === "loading" ? <Loading /> : null}
       {page.state === "failed" ? <LoadFailed error={page.error} onRetry={reload} /> : null}
-      {page.state === "ready" && page.value.data.length === 0 ? <Empty>{search === "" ? "No workspaces yet. Create one above." : `No workspace matches “${search}”.`}</Empty> : null}
+      {page.state === "ready" && page.value.data.length === 0 ? <Empty>{search === "" ? "No workspaces yet. Create one below." : `No workspace matches “${search}”.`}</Empty> : null}
       {page.state === "ready" && page.value.data.length > 0 ? (
         <div class="table-scroll">
           <table>
@@ -67,6 +57,16 @@ export const WorkspacesPage = () => {
           onClick={() => page.state === "ready" && page.value.nextCursor != null && setCursors([...cursors, page.value.nextCursor])}
         >Next page</button>
       </nav>
+      <CreateWorkspaceForm onCreated={(workspace) => {
+        setCreated(workspace)
+        reload()
+      }} />
+      {created === null ? null : (
+        <>
+          <p class="notice" role="status">Workspace “{created.name}” created. Invite its first admin:</p>
+          <InviteForm workspaceId={created.id} fixedRole="admin" />
+        </>
+      )}
     </section>
   )
 }
