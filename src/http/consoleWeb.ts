@@ -84,8 +84,11 @@ export const loadConsoleAssets: Effect.Effect<ConsoleAssets> = Effect.sync(() =>
  */
 const withBase = (html: Uint8Array, basePath: string): Uint8Array =>
   new TextEncoder().encode(
-    new TextDecoder().decode(html).replace("<head>", `<head><base href="${basePath}/console/">`)
+    new TextDecoder().decode(html).replace("<head>", `<head><base href="${escapeAttribute(basePath)}/console/">`)
   )
+
+const escapeAttribute = (value: string): string =>
+  value.replaceAll("&", "&amp;").replaceAll("\"", "&quot;").replaceAll("<", "&lt;").replaceAll(">", "&gt;")
 
 const consolePrefix = "/console"
 

@@ -68,7 +68,7 @@ export const Chart = ({ title, days, series, format }: ChartProps) => {
 }
 
 const ChartTable = ({ title, days, series, format }: ChartProps) => (
-  <div class="table-scroll">
+  <div class="table-scroll" tabIndex={0}>
     <table>
       <caption class="visually-hidden">{title} per day</caption>
       <thead>

@@ -31,7 +31,8 @@ export const Layout = ({ session, workspace, page, onSignedOut, children }: Layo
   // Moves focus to the new page's content on navigation, as a full page load would for screen readers.
   useEffect(() => main.current?.focus(), [workspace?.id, page])
   const leave = (): void => {
-    signOut().finally(onSignedOut)
+    // Signed out either way: a failed call (network, expired session) leaves nothing to keep.
+    signOut().then(onSignedOut, onSignedOut)
   }
   // The operator opens workspaces it is not a member of: their name comes from the API.
   const [named] = useLoad(

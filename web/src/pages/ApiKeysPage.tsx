@@ -111,7 +111,7 @@ const NewKey = ({ created, onDone }: { readonly created: CreatedApiKey; readonly
 )
 
 const KeyTable = ({ keys, onRevoke }: { readonly keys: ReadonlyArray<ApiKey>; readonly onRevoke: (key: ApiKey) => void }) => (
-  <div class="table-scroll">
+  <div class="table-scroll" tabIndex={0}>
     <table>
       <thead>
         <tr>

@@ -33,7 +33,7 @@ export const AuditPage = ({ workspace }: { readonly workspace: WorkspaceRef }) =
       {page.state === "failed" ? <LoadFailed error={page.error} onRetry={reload} /> : null}
       {page.state === "ready" && page.value.data.length === 0 ? <Empty>{action === "" ? "Nothing recorded yet." : `No “${action}” entries.`}</Empty> : null}
       {page.state === "ready" && page.value.data.length > 0 ? (
-        <div class="table-scroll">
+        <div class="table-scroll" tabIndex={0}>
           <table>
             <thead>
               <tr><th scope="col">Time</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Address</th></tr>

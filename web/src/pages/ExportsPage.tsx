@@ -66,7 +66,7 @@ export const ExportsPage = ({ workspace }: { readonly workspace: WorkspaceRef })
       {result === null ? null : <ExportResult result={result} />}
       <h2>Recent exports</h2>
       {recent.length === 0 ? <Empty>No exports in this session yet. Links expire; run an export again to get a fresh one.</Empty> : (
-        <div class="table-scroll">
+        <div class="table-scroll" tabIndex={0}>
           <table>
             <thead>
               <tr><th scope="col">Data type</th><th scope="col">Period</th><th scope="col">Records</th><th scope="col">Link expires</th><th scope="col"><span class="visually-hidden">Download</span></th></tr>

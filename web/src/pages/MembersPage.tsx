@@ -22,7 +22,7 @@ export const MembersPage = ({ workspace }: { readonly workspace: WorkspaceRef })
       {members.state === "failed" ? <LoadFailed error={members.error} onRetry={reload} /> : null}
       {members.state === "ready" && members.value.data.length === 0 ? <Empty>No members yet. Invite someone above.</Empty> : null}
       {members.state === "ready" && members.value.data.length > 0 ? (
-        <div class="table-scroll">
+        <div class="table-scroll" tabIndex={0}>
           <table>
             <thead>
               <tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Status</th><th scope="col">Role</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>

@@ -112,7 +112,7 @@ const RateLimits = ({ settings }: { readonly settings: ConsoleSettings }) => {
       <h2>Rate limits</h2>
       <p class="hint">Per minute, set by the operator (read-only here); “remaining now” is what is left of the current minute.</p>
       {readings.length === 0 ? <Empty>No rate limits are reported for this workspace.</Empty> : (
-        <div class="table-scroll">
+        <div class="table-scroll" tabIndex={0}>
           <table>
             <thead>
               <tr>

@@ -34,7 +34,7 @@ export const WorkspacesPage = () => {
       {page.state === "failed" ? <LoadFailed error={page.error} onRetry={reload} /> : null}
       {page.state === "ready" && page.value.data.length === 0 ? <Empty>{search === "" ? "No workspaces yet. Create one below." : `No workspace matches “${search}”.`}</Empty> : null}
       {page.state === "ready" && page.value.data.length > 0 ? (
-        <div class="table-scroll">
+        <div class="table-scroll" tabIndex={0}>
           <table>
             <thead><tr><th scope="col">Name</th><th scope="col">Id</th></tr></thead>
             <tbody>
