@@ -3,6 +3,16 @@ import { Effect, Layer } from "effect"
 import { WorkspaceApi } from "./api/Api"
 import { AppConfig } from "./config"
 import { AdminHandlers } from "./handlers/admin"
+import { ConsoleHandlers } from "./handlers/console"
+import { ConsoleSessionHandlers } from "./handlers/consoleSession"
+import { ConsoleAuthLive, ConsoleOriginLive } from "./http/consoleMiddleware"
+import { AuditLog } from "./services/AuditLog"
+import { ConsoleAccess } from "./services/ConsoleAccess"
+import { Members } from "./services/Members"
+import { Sessions } from "./services/Sessions"
+import { SignInThrottle } from "./services/SignInThrottle"
+import { UsageOverview } from "./services/UsageOverview"
+import { WorkspaceLimits } from "./services/WorkspaceLimits"
 import { DownloadsHandlers } from "./handlers/downloads"
 import { ExportsHandlers } from "./handlers/exports"
 import { HealthHandlers } from "./handlers/health"
@@ -52,7 +62,17 @@ export const ForwardingLive = Layer.mergeAll(ChatCompletions.layer, Embeddings.l
   Layer.provideMerge(Forwarder.layer),
   Layer.provide([Upstreams.layer, UpstreamClient.layer, UsageRecorder.layer, Prices.layer, Tokenizer.layer]),
   Layer.provideMerge(RateLimits.layer),
-  Layer.provide(RateLimiterLive)
+  // Exposed: the console reads what remains of each limit from the same buckets.
+  Layer.provideMerge(RateLimiterLive)
+)
+
+/** People, sessions, sign-in throttling, the audit log and the usage overview of the web console. */
+export const ConsoleServicesLive = Layer.mergeAll(
+  Sessions.layer,
+  SignInThrottle.layer,
+  AuditLog.layer,
+  UsageOverview.layer,
+  ConsoleAccess.layer.pipe(Layer.provideMerge(Members.layer))
 )
 
 /**
@@ -72,8 +92,18 @@ const ApiLive = Layer.unwrapEffect(
     HttpApiBuilder.api(basePath === "" ? WorkspaceApi : WorkspaceApi.annotate(OpenApi.Servers, [{ url: basePath }]))
   )
 ).pipe(
-  Layer.provide([AdminHandlers, HealthHandlers, ExportsHandlers, DownloadsHandlers, ProviderAHandlers, ProviderBHandlers, ProviderCHandlers]),
-  Layer.provide([AdminAuthLive, ExportAuthLive, ProviderAAuthLive, ProviderBAuthLive, ProviderCAuthLive])
+  Layer.provide([
+    AdminHandlers,
+    HealthHandlers,
+    ExportsHandlers,
+    DownloadsHandlers,
+    ProviderAHandlers,
+    ProviderBHandlers,
+    ProviderCHandlers,
+    ConsoleSessionHandlers,
+    ConsoleHandlers
+  ]),
+  Layer.provide([AdminAuthLive, ExportAuthLive, ProviderAAuthLive, ProviderBAuthLive, ProviderCAuthLive, ConsoleAuthLive, ConsoleOriginLive])
 )
 
 /** HTTP server, API, services, database, with the given forwarding lane. Needs only AppConfig. */
@@ -81,8 +111,10 @@ const appWith = <E, R>(lane: Layer.Layer<ForwardingLane, E, R>) =>
   HttpServerLive.pipe(
     Layer.provide(ApiLive),
     Layer.provide(lane),
+    Layer.provide(WorkspaceLimits.layer),
     Layer.provide(ForwardingLive),
     Layer.provide(UsageExportsLive),
+    Layer.provide(ConsoleServicesLive),
     Layer.provideMerge(ServicesLive)
   )
 

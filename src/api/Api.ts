@@ -1,5 +1,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminApi } from "./adminApi"
+import { ConsoleApi, ConsoleSessionApi } from "./consoleApi"
+import { consoleErrorSchema } from "./errors/consoleError"
 import { DownloadsApi } from "./downloadsApi"
 import { adminErrorSchema } from "./errors/adminError"
 import { exportErrorSchema } from "./errors/exportError"
@@ -18,6 +20,8 @@ export class WorkspaceApi extends HttpApi.make("workspace-api")
   .add(ProviderBApi)
   .add(ProviderCApi)
   .add(AdminApi)
+  .add(ConsoleSessionApi)
+  .add(ConsoleApi)
   .add(HealthApi)
   // Failures raised before a handler runs (bad JSON, unknown route) are rendered in any of the formats.
   .addError(exportErrorSchema)
@@ -25,6 +29,7 @@ export class WorkspaceApi extends HttpApi.make("workspace-api")
   .addError(providerBErrorSchema)
   .addError(providerCErrorSchema)
   .addError(adminErrorSchema)
+  .addError(consoleErrorSchema)
   .annotate(OpenApi.Title, "Workspace API")
   .annotate(OpenApi.Version, "1.0.0")
   .annotate(

@@ -5,6 +5,7 @@ import { strictParse, WorkspaceSettings, WorkspaceSettingsPatch } from "../domai
 import { adminErrorSchema } from "./errors/adminError"
 import { IngestEventsPayload, MAX_EVENTS_PER_BATCH } from "./schemas/events"
 import { AdminAuth } from "./security"
+import { AuditPageView, ChangeMember, InvitedMember, InviteMember, MemberView } from "./schemas/members"
 
 const Name = Schema.String.pipe(
   Schema.minLength(1, { message: () => "name must not be empty" }),
@@ -40,9 +41,20 @@ export const IngestEventsResult = Schema.Struct({
 
 const workspaceId = HttpApiSchema.param("id", Schema.String)
 const keyId = HttpApiSchema.param("keyId", Schema.String)
+const memberId = HttpApiSchema.param("memberId", Schema.String)
+const PageParams = {
+  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200))),
+  cursor: Schema.optional(Schema.String)
+}
 
 /** Operator API behind ADMIN_TOKEN: workspaces, their keys, and platform activity ingestion. */
 export class AdminApi extends HttpApiGroup.make("admin")
+  .add(
+    HttpApiEndpoint.get("listWorkspaces", "/admin/workspaces")
+      .setUrlParams(Schema.Struct({ search: Schema.optional(Schema.String), ...PageParams }))
+      .addSuccess(Schema.Struct({ data: Schema.Array(WorkspaceView), nextCursor: Schema.NullOr(Schema.String) }))
+      .annotate(OpenApi.Description, "Newest first. `search`: part of the name (case-insensitive) or a whole id. `limit` 1–200 (50).")
+  )
   .add(
     HttpApiEndpoint.post("createWorkspace", "/admin/workspaces")
       // Strict: an unknown top-level key (`setings`) is a 400, not a silent no-op.
@@ -84,6 +96,33 @@ export class AdminApi extends HttpApiGroup.make("admin")
           "All or nothing: the first bad event rejects the batch with 400 naming it (field `events[17].occurredAt`) " +
           "and nothing is written. Idempotent by event id: events the workspace already sent are counted as duplicates."
       )
+  )
+  .add(
+    HttpApiEndpoint.post("inviteMember")`/admin/workspaces/${workspaceId}/members`
+      .setPayload(InviteMember)
+      .addSuccess(InvitedMember, { status: 201 })
+      .annotate(
+        OpenApi.Description,
+        "Invites a person (by email) with a single-use link valid 7 days. Inviting an existing member again gives a fresh " +
+          "link: that is how a password is reset."
+      )
+  )
+  .add(HttpApiEndpoint.get("listMembers")`/admin/workspaces/${workspaceId}/members`.addSuccess(Schema.Struct({ data: Schema.Array(MemberView) })))
+  .add(
+    HttpApiEndpoint.patch("changeMember")`/admin/workspaces/${workspaceId}/members/${memberId}`
+      .setPayload(ChangeMember)
+      .addSuccess(MemberView)
+      .annotate(OpenApi.Description, "409 `last_admin` when it would leave the workspace without an active admin.")
+  )
+  .add(
+    HttpApiEndpoint.del("removeMember")`/admin/workspaces/${workspaceId}/members/${memberId}`
+      .addSuccess(MemberView)
+      .annotate(OpenApi.Description, "The person's sessions end at once. 409 `last_admin` for the last active admin.")
+  )
+  .add(
+    HttpApiEndpoint.get("audit")`/admin/workspaces/${workspaceId}/audit`
+      .setUrlParams(Schema.Struct({ action: Schema.optional(Schema.String), ...PageParams }))
+      .addSuccess(AuditPageView)
   )
   .addError(adminErrorSchema)
   .middleware(AdminAuth)

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { isTimeZone } from "./console"
 
 /** Families of the public API that rate limits are counted in. */
 export const LimitFamily = Schema.Literal("usage_export", "chat_completions", "messages", "fim", "embeddings")
@@ -29,6 +30,11 @@ export const ByokModels = Schema.Struct({
 })
 export type ByokModels = typeof ByokModels.Type
 
+/** An IANA time zone name (`UTC`, `Europe/Berlin`); raw offsets are refused. */
+export const TimeZone = Schema.String.pipe(
+  Schema.filter((zone) => isTimeZone(zone), { message: () => "must be an IANA time zone name such as UTC or Europe/Berlin" })
+)
+
 export const WorkspaceSettings = Schema.Struct({
   /** Replace user ids, emails and names in exports by stable pseudonyms. */
   anonymizeUsers: Schema.Boolean,
@@ -37,7 +43,9 @@ export const WorkspaceSettings = Schema.Struct({
   /** Without workflows, the workflows export has no data. */
   workflowsEnabled: Schema.Boolean,
   byokModels: ByokModels,
-  rateLimits: RateLimitOverrides
+  rateLimits: RateLimitOverrides,
+  /** The workspace's time zone: the console's default for usage days and exports. */
+  timezone: TimeZone
 })
 export type WorkspaceSettings = typeof WorkspaceSettings.Type
 
@@ -46,7 +54,8 @@ export const defaultWorkspaceSettings: WorkspaceSettings = {
   leaderboardsEnabled: true,
   workflowsEnabled: true,
   byokModels: {},
-  rateLimits: {}
+  rateLimits: {},
+  timezone: "UTC"
 }
 
 /**
@@ -73,5 +82,6 @@ export const StoredWorkspaceSettings = Schema.Struct({
   }),
   workflowsEnabled: Schema.optionalWith(Schema.Boolean, { default: () => defaultWorkspaceSettings.workflowsEnabled }),
   byokModels: Schema.optionalWith(ByokModels, { default: () => ({}) }),
-  rateLimits: Schema.optionalWith(RateLimitOverrides, { default: () => ({}) })
+  rateLimits: Schema.optionalWith(RateLimitOverrides, { default: () => ({}) }),
+  timezone: Schema.optionalWith(Schema.String, { default: () => defaultWorkspaceSettings.timezone })
 })

@@ -7,26 +7,31 @@ import { AppConfig } from "../config"
 import { failureToProblem, tooLarge } from "../http/failureToProblem"
 import { UsageRepository } from "../services/UsageRepository"
 import { ApiKeyNotFound, ApiKeys, type ApiKeyRecord } from "../services/ApiKeys"
-import { StorageFailure, WorkspaceNotFound, Workspaces, type Workspace } from "../services/Workspaces"
+import { StorageFailure, WorkspaceNotFound, Workspaces } from "../services/Workspaces"
+import { type AuditAction, AuditLog } from "../services/AuditLog"
+import { type LastAdmin, type MemberNotFound, Members } from "../services/Members"
+import { auditView, clientAddress, invitedView, keyView as consoleKeyView, memberView, workspaceView } from "./consoleViews"
 
-const workspaceView = (w: Workspace) => ({ id: w.id, name: w.name, settings: w.settings, createdAt: w.createdAt.toISOString() })
-
-const keyView = (k: ApiKeyRecord) => ({
-  id: k.id,
-  name: k.name,
-  displayPrefix: k.displayPrefix,
-  scopes: k.scopes,
-  createdAt: k.createdAt.toISOString(),
-  revokedAt: Option.getOrNull(Option.map(k.revokedAt, (d) => d.toISOString())),
-  lastUsedAt: Option.getOrNull(Option.map(k.lastUsedAt, (d) => d.toISOString()))
-})
+/** The admin API's key view: the console's, without who created it. */
+const keyView = (k: ApiKeyRecord) => {
+  const { createdBy: _createdBy, ...view } = consoleKeyView(k)
+  return view
+}
 
 /** Service failures as the admin API's errors. */
 const adminErrors = <A, R>(
-  effect: Effect.Effect<A, WorkspaceNotFound | ApiKeyNotFound | StorageFailure, R>
+  effect: Effect.Effect<A, WorkspaceNotFound | ApiKeyNotFound | MemberNotFound | LastAdmin | StorageFailure, R>
 ): Effect.Effect<A, AdminError, R> =>
   Effect.mapError(effect, (error) => {
     switch (error._tag) {
+      case "MemberNotFound":
+        return new AdminError({ status: 404, code: "member_not_found", message: `No member with id ${error.id} in this workspace.` })
+      case "LastAdmin":
+        return new AdminError({
+          status: 409,
+          code: "last_admin",
+          message: "This is the workspace's last active admin: make another member admin first."
+        })
       case "WorkspaceNotFound":
         return new AdminError({ status: 404, code: "workspace_not_found", message: `No workspace with id ${error.id}.` })
       case "ApiKeyNotFound":
@@ -61,21 +66,71 @@ export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handle
     const workspaces = yield* Workspaces
     const keys = yield* ApiKeys
     const usage = yield* UsageRepository
-    const { maxBodyBytes } = yield* AppConfig
+    const config = yield* AppConfig
+    const { maxBodyBytes } = config
+    const members = yield* Members
+    const audit = yield* AuditLog
+    /** Every change the operator makes through the admin API is audited like a console change. */
+    const audited = (workspaceId: string, action: AuditAction, target: string) =>
+      Effect.flatMap(clientAddress, (address) => audit.record({ workspaceIds: [workspaceId], actor: "operator", action, target, address }))
     return handlers
+      .handle("listWorkspaces", ({ urlParams }) =>
+        workspaces.list({ search: urlParams.search, limit: urlParams.limit ?? 50, cursor: urlParams.cursor }).pipe(
+          Effect.map((page) => ({ data: page.data.map(workspaceView), nextCursor: page.nextCursor })),
+          adminErrors
+        ))
+      .handle("inviteMember", ({ path, payload }) =>
+        members.invite(path.id, payload).pipe(
+          Effect.tap((invitation) => audited(path.id, "member.invited", `${invitation.member.email} (${invitation.member.role})`)),
+          Effect.map((invitation) => invitedView(config, invitation)),
+          adminErrors
+        ))
+      .handle("listMembers", ({ path }) =>
+        members.list(path.id).pipe(Effect.map((list) => ({ data: list.map(memberView) })), adminErrors))
+      .handle("changeMember", ({ path, payload }) =>
+        members.setRole(path.id, path.memberId, payload.role).pipe(
+          Effect.tap((member) => audited(path.id, "member.changed", `${member.email} (${member.role})`)),
+          Effect.map(memberView),
+          adminErrors
+        ))
+      .handle("removeMember", ({ path }) =>
+        members.remove(path.id, path.memberId).pipe(
+          Effect.tap((member) => audited(path.id, "member.removed", member.email)),
+          Effect.map(memberView),
+          adminErrors
+        ))
+      .handle("audit", ({ path, urlParams }) =>
+        Effect.zipRight(
+          workspaces.get(path.id),
+          audit.list(path.id, { limit: urlParams.limit ?? 50, cursor: urlParams.cursor, action: urlParams.action })
+        ).pipe(Effect.map(auditView), adminErrors))
       .handle("createWorkspace", ({ payload }) =>
-        workspaces.create(payload.name, payload.settings ?? {}).pipe(Effect.map(workspaceView), adminErrors))
+        workspaces.create(payload.name, payload.settings ?? {}).pipe(
+          Effect.tap((w) => audited(w.id, "workspace.created", w.name)),
+          Effect.map(workspaceView),
+          adminErrors
+        ))
       .handle("getWorkspace", ({ path }) => workspaces.get(path.id).pipe(Effect.map(workspaceView), adminErrors))
       .handle("updateWorkspace", ({ path, payload }) =>
-        workspaces.updateSettings(path.id, payload).pipe(Effect.map(workspaceView), adminErrors))
+        workspaces.updateSettings(path.id, payload).pipe(
+          Effect.tap(() => audited(path.id, "settings.changed", Object.keys({ ...payload, ...payload.settings }).join(", "))),
+          Effect.map(workspaceView),
+          adminErrors
+        ))
       .handle("createApiKey", ({ path, payload }) =>
         keys.create(path.id, payload.name, payload.scopes).pipe(
+          Effect.tap(({ record }) => audited(path.id, "api_key.created", `${record.name} (${record.displayPrefix})`)),
           Effect.map(({ key, record }) => ({ ...keyView(record), key })),
           adminErrors
         ))
       .handle("listApiKeys", ({ path }) =>
         keys.list(path.id).pipe(Effect.map((list) => ({ data: list.map(keyView) })), adminErrors))
-      .handle("revokeApiKey", ({ path }) => keys.revoke(path.id, path.keyId).pipe(Effect.map(keyView), adminErrors))
+      .handle("revokeApiKey", ({ path }) =>
+        keys.revoke(path.id, path.keyId).pipe(
+          Effect.tap((record) => audited(path.id, "api_key.revoked", `${record.name} (${record.displayPrefix})`)),
+          Effect.map(keyView),
+          adminErrors
+        ))
       // Raw: the batch is validated here, so a bad event is reported with its index and field.
       .handleRaw("ingestEvents", ({ path, request }) =>
         Effect.gen(function*() {

@@ -8,7 +8,7 @@ import { CurrentPrincipal } from "../api/security"
 import { type ExportFailure, ExportService } from "../services/ExportService/index"
 
 /** Export failures in the spec's error format. */
-const asExportError = (failure: ExportFailure): ExportError => {
+export const asExportError = (failure: ExportFailure): ExportError => {
   switch (failure._tag) {
     case "InvalidDatePoint":
       return new ExportError({ status: 400, code: "invalid_date_range", message: failure.message, field: failure.field })

@@ -3,6 +3,10 @@ import { Effect } from "effect"
 import * as crypto from "node:crypto"
 import { currentRequestId } from "./currentRequestId"
 
+/** Invitation tokens travel in the path: the log keeps the path without them. */
+export const loggablePath = (url: string): string =>
+  (url.split("?")[0] ?? "").replace(/(\/console(?:\/api)?\/invitations\/)[^/]+/, "$1…")
+
 const acceptableId = /^[A-Za-z0-9._:-]{8,128}$/
 
 /** The caller's `x-request-id` when it is sane, else a fresh one. */
@@ -30,7 +34,7 @@ export const withRequestContext = <A, E, R>(
         Effect.annotateLogs({
           requestId: request.requestId,
           method: request.method,
-          path: request.url.split("?")[0],
+          path: loggablePath(request.url),
           status: exit._tag === "Success" ? statusOf(exit.value) : 500,
           durationMs: Math.round((performance.now() - started) * 10) / 10
         })

@@ -15,7 +15,19 @@ export interface ApiKeyRecord {
   readonly createdAt: Date
   readonly revokedAt: Option.Option<Date>
   readonly lastUsedAt: Option.Option<Date>
+  /** Who created the key: "operator" or a person's email. */
+  readonly createdBy: string
+  /** The person who created it, when it was a person (members see and revoke only their own keys). */
+  readonly createdByPerson: Option.Option<string>
 }
+
+/** Who creates a key; the admin API and the CLI create keys as the operator. */
+export interface KeyCreator {
+  readonly label: string
+  readonly personId?: string | undefined
+}
+
+const operatorCreator: KeyCreator = { label: "operator" }
 
 /** What authentication needs of a key: the stored hash, its scopes and its workspace. */
 export interface KeyWithWorkspace {
@@ -33,7 +45,8 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
   readonly create: (
     workspaceId: string,
     name: string,
-    scopes: ReadonlyArray<Scope>
+    scopes: ReadonlyArray<Scope>,
+    creator?: KeyCreator
   ) => Effect.Effect<{ readonly record: ApiKeyRecord; readonly key: string }, WorkspaceNotFound | StorageFailure>
   readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<ApiKeyRecord>, WorkspaceNotFound | StorageFailure>
   /** Revoking twice is fine: the first revocation time stays. */
@@ -59,8 +72,12 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
         created_at: Date
         revoked_at: Date | null
         last_used_at: Date | null
+        created_by: string
+        created_by_person: string | null
       }
       const toRecord = (row: Row): ApiKeyRecord => ({
+        createdBy: row.created_by,
+        createdByPerson: Option.fromNullable(row.created_by_person),
         id: row.id,
         workspaceId: row.workspace_id,
         name: row.name,
@@ -70,18 +87,20 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
         revokedAt: Option.fromNullable(row.revoked_at),
         lastUsedAt: Option.fromNullable(row.last_used_at)
       })
-      const columns = sql`id, workspace_id, name, display_prefix, scopes, created_at, revoked_at, last_used_at`
+      const columns = sql`id, workspace_id, name, display_prefix, scopes, created_at, revoked_at, last_used_at, created_by,
+                         created_by_person`
       const storage = Effect.mapError((cause: unknown) => new StorageFailure({ cause }))
 
       return {
-        create: (workspaceId, name, scopes) =>
+        create: (workspaceId, name, scopes, creator = operatorCreator) =>
           Effect.gen(function*() {
             yield* workspaces.get(workspaceId)
             const key = generateApiKey()
             const rows = yield* sql<Row>`
-              INSERT INTO api_keys (workspace_id, name, display_prefix, key_hash, scopes)
+              INSERT INTO api_keys (workspace_id, name, display_prefix, key_hash, scopes, created_by, created_by_person)
               VALUES (${workspaceId}, ${name}, ${displayPrefix(key)}, ${hashApiKey(key)},
-                      ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(scopes)}::jsonb)))
+                      ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(scopes)}::jsonb)),
+                      ${creator.label}, ${creator.personId ?? null})
               RETURNING ${columns}`.pipe(storage)
             return { record: toRecord(rows[0]!), key }
           }),
@@ -153,11 +172,13 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
       const store = yield* Ref.make(new Map<string, ApiKeyRecord & { readonly hash: Buffer }>())
       const strip = ({ hash: _hash, ...record }: ApiKeyRecord & { readonly hash: Buffer }): ApiKeyRecord => record
       return {
-        create: (workspaceId, name, scopes) =>
+        create: (workspaceId, name, scopes, creator = operatorCreator) =>
           Effect.gen(function*() {
             yield* workspaces.get(workspaceId)
             const key = generateApiKey()
             const stored = {
+              createdBy: creator.label,
+              createdByPerson: Option.fromNullable(creator.personId),
               id: crypto.randomUUID(),
               workspaceId,
               name,

@@ -42,7 +42,7 @@ interface Bucket {
 }
 
 /** Keys of one workspace share a hash tag, so one script call can reach them all on a Redis cluster. */
-const bucketsOf = (request: AdmissionRequest): ReadonlyArray<Bucket> => {
+export const bucketsOf = (request: AdmissionRequest): ReadonlyArray<Bucket> => {
   const workspace = request.principal.workspace
   const overrides = workspace.settings.rateLimits
   const family = familyLimit(request.family, overrides)

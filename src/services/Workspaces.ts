@@ -25,7 +25,37 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 /** Ids that cannot exist are "not found" without asking the database (which would reject them). */
 export const isUuid = (id: string): boolean => uuidPattern.test(id)
 
+/** A page of workspaces, newest first; the cursor continues after its last one. */
+export interface WorkspacePage {
+  readonly data: ReadonlyArray<Workspace>
+  readonly nextCursor: string | null
+}
+
+export interface WorkspaceQuery {
+  /** Part of the name (case-insensitive), or a whole id. */
+  readonly search?: string | undefined
+  readonly limit: number
+  readonly cursor?: string | undefined
+}
+
+/** The cursor is the last row's creation time and id, so pages stay stable while workspaces are added. */
+const encodeCursor = (createdAt: string, id: string): string =>
+  Buffer.from(JSON.stringify([createdAt, id])).toString("base64url")
+const decodeCursor = (cursor: string | undefined): readonly [string, string] | undefined => {
+  if (cursor === undefined) return undefined
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
+    return Array.isArray(parsed) && parsed.length === 2 && typeof parsed[0] === "string" && typeof parsed[1] === "string" &&
+        /^\d{4}-\d{2}-\d{2}[ T][\d:.]+Z?$/.test(parsed[0]) && isUuid(parsed[1])
+      ? [parsed[0], parsed[1]]
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
 export class Workspaces extends Context.Tag("Workspaces")<Workspaces, {
+  readonly list: (query: WorkspaceQuery) => Effect.Effect<WorkspacePage, StorageFailure>
   readonly create: (name: string, settings: WorkspaceSettingsPatch) => Effect.Effect<Workspace, StorageFailure>
   readonly get: (id: string) => Effect.Effect<Workspace, WorkspaceNotFound | StorageFailure>
   readonly updateSettings: (
@@ -59,6 +89,27 @@ export class Workspaces extends Context.Tag("Workspaces")<Workspaces, {
           : Effect.fail(new WorkspaceNotFound({ id }))
 
       return {
+        list: ({ cursor, limit, search }) => {
+          const after = decodeCursor(cursor)
+          const term = search?.trim() ?? ""
+          const pattern = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+          return storage(
+            // The cursor keeps the creation time to the microsecond (a Date would round it to milliseconds).
+            sql<{ id: string; name: string; settings: unknown; created_at: Date; created_key: string }>`
+              SELECT id, name, settings, created_at, (created_at AT TIME ZONE 'UTC')::text AS created_key FROM workspaces
+              WHERE true
+                ${term === "" ? sql`` : isUuid(term) ? sql`AND id = ${term}` : sql`AND name ILIKE ${pattern}`}
+                ${after === undefined ? sql`` : sql`AND (created_at, id) < (${after[0]}::timestamp AT TIME ZONE 'UTC', ${after[1]}::uuid)`}
+              ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+          ).pipe(
+            // One row more than a page was asked for: it tells whether there is a next page.
+            Effect.flatMap((rows) =>
+              Effect.map(Effect.forEach(rows.slice(0, limit), toWorkspace), (data) => ({
+                data,
+                nextCursor: rows.length > limit && limit > 0 ? encodeCursor(rows[limit - 1]!.created_key, rows[limit - 1]!.id) : null
+              })))
+          )
+        },
         create: (name, patch) => {
           const settings = applySettingsPatch(defaultWorkspaceSettings, patch)
           return storage(
@@ -97,6 +148,18 @@ export class Workspaces extends Context.Tag("Workspaces")<Workspaces, {
             onSome: Effect.succeed
           }))
       return {
+        list: ({ cursor, limit, search }) =>
+          Effect.map(Ref.get(store), (map) => {
+            const after = decodeCursor(cursor)
+            const term = search?.trim().toLowerCase() ?? ""
+            const sorted = [...map.values()]
+              .filter((w) => term === "" || w.id === term || w.name.toLowerCase().includes(term))
+              .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
+            const start = after === undefined ? 0 : sorted.findIndex((w) => w.id === after[1]) + 1
+            const data = sorted.slice(start, start + limit)
+            const last = data[data.length - 1]
+            return { data, nextCursor: sorted.length > start + limit && last ? encodeCursor(last.createdAt.toISOString(), last.id) : null }
+          }),
         create: (name, patch) => {
           const workspace: Workspace = {
             id: crypto.randomUUID(),

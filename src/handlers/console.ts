@@ -1,0 +1,220 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { WorkspaceApi } from "../api/Api"
+import { CurrentConsoleActor } from "../api/consoleApi"
+import { ConsoleError, forbidden, unavailable } from "../api/errors/consoleError"
+import { AppConfig } from "../config"
+import { actorLabel, type ConsoleActor, type MemberRole } from "../domain/console"
+import type { ApiKeyNotFound } from "../services/ApiKeys"
+import { ApiKeys } from "../services/ApiKeys"
+import { type AuditAction, AuditLog } from "../services/AuditLog"
+import { ConsoleAccess, type WorkspaceAccess } from "../services/ConsoleAccess"
+import { ExportService, type ExportFailure } from "../services/ExportService/index"
+import { type LastAdmin, type MemberNotFound, Members } from "../services/Members"
+import { type InvalidUsageRange, UsageOverview } from "../services/UsageOverview"
+import { workspaceModels, WorkspaceLimits } from "../services/WorkspaceLimits"
+import { type StorageFailure, type WorkspaceNotFound, Workspaces } from "../services/Workspaces"
+import { asExportError } from "./exports"
+import { auditView, clientAddress, invitedView, keyView, memberView } from "./consoleViews"
+
+type Refusal = WorkspaceNotFound | ApiKeyNotFound | MemberNotFound | LastAdmin | InvalidUsageRange | StorageFailure | ConsoleError
+
+/** Service refusals as console errors; another workspace's resources are 404 like missing ones. */
+const consoleErrors = <A, R>(effect: Effect.Effect<A, Refusal, R>): Effect.Effect<A, ConsoleError, R> =>
+  Effect.mapError(effect, (error) => {
+    switch (error._tag) {
+      case "ConsoleError":
+        return error
+      case "WorkspaceNotFound":
+        return new ConsoleError({ status: 404, code: "workspace_not_found", message: `No workspace with id ${error.id}.` })
+      case "ApiKeyNotFound":
+        return new ConsoleError({ status: 404, code: "api_key_not_found", message: `No API key with id ${error.id} in this workspace.` })
+      case "MemberNotFound":
+        return new ConsoleError({ status: 404, code: "member_not_found", message: `No member with id ${error.id} in this workspace.` })
+      case "LastAdmin":
+        return new ConsoleError({
+          status: 409,
+          code: "last_admin",
+          message: "This is the workspace's last active admin: make another member admin first."
+        })
+      case "InvalidUsageRange":
+        return new ConsoleError({ status: 400, code: "invalid_date_range", message: error.message, field: error.field })
+      case "StorageFailure":
+        return unavailable()
+    }
+  })
+
+const fromExport = (failure: ExportFailure): ConsoleError => {
+  const e = asExportError(failure)
+  return new ConsoleError({ status: e.status, code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) })
+}
+
+export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (handlers) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const access = yield* ConsoleAccess
+    const workspaces = yield* Workspaces
+    const members = yield* Members
+    const keys = yield* ApiKeys
+    const audit = yield* AuditLog
+    const overview = yield* UsageOverview
+    const limits = yield* WorkspaceLimits
+    const exports = yield* ExportService
+
+    /** The caller's access to the workspace, refused with 403 when `needed` is admin and the role is member. */
+    const allowed = (workspaceId: string, needed: MemberRole) =>
+      Effect.gen(function*() {
+        const actor = yield* CurrentConsoleActor
+        const granted = yield* access.workspace(actor, workspaceId)
+        if (needed === "admin" && granted.role !== "admin") return yield* Effect.fail(forbidden())
+        return { ...granted, actor }
+      })
+
+    const audited = (actor: ConsoleActor, workspaceId: string, action: AuditAction, target: string | null) =>
+      Effect.flatMap(clientAddress, (address) =>
+        audit.record({ workspaceIds: [workspaceId], actor: actorLabel(actor), action, target, address }))
+
+    const settingsView = (granted: WorkspaceAccess) =>
+      Effect.map(limits.readings(granted.workspace), (readings) => ({ ...granted.workspace.settings, limits: readings }))
+
+    return handlers
+      .handle("workspaces", ({ urlParams }) =>
+        consoleErrors(Effect.gen(function*() {
+          const actor = yield* CurrentConsoleActor
+          if (actor.kind === "operator") {
+            const page = yield* workspaces.list({ search: urlParams.search, limit: urlParams.limit ?? 50, cursor: urlParams.cursor })
+            return {
+              data: page.data.map((w) => ({ id: w.id, name: w.name, role: "admin" as const, createdAt: w.createdAt.toISOString() })),
+              nextCursor: page.nextCursor
+            }
+          }
+          // A person belongs to few workspaces: one page, filtered here.
+          const term = urlParams.search?.trim().toLowerCase() ?? ""
+          const list = (yield* members.workspacesOf(actor.personId)).filter((w) => term === "" || w.name.toLowerCase().includes(term) || w.id === term)
+          return { data: list.map((w) => ({ ...w, createdAt: null })), nextCursor: null }
+        })))
+      .handle("createWorkspace", ({ payload }) =>
+        consoleErrors(Effect.gen(function*() {
+          const actor = yield* CurrentConsoleActor
+          if (actor.kind !== "operator") return yield* Effect.fail(forbidden("Only the operator creates workspaces."))
+          const workspace = yield* workspaces.create(payload.name, payload.settings ?? {})
+          yield* audited(actor, workspace.id, "workspace.created", workspace.name)
+          return { id: workspace.id, name: workspace.name, role: "admin" as const, createdAt: workspace.createdAt.toISOString() }
+        })))
+      .handle("workspace", ({ path }) =>
+        consoleErrors(Effect.map(allowed(path.id, "member"), ({ role, workspace }) => ({
+          id: workspace.id,
+          name: workspace.name,
+          role,
+          createdAt: workspace.createdAt.toISOString()
+        }))))
+      .handle("models", ({ path }) =>
+        consoleErrors(Effect.map(allowed(path.id, "member"), ({ workspace }) => ({ data: workspaceModels(workspace) }))))
+      .handle("listApiKeys", ({ path }) =>
+        consoleErrors(Effect.gen(function*() {
+          const { actor, role } = yield* allowed(path.id, "member")
+          const list = yield* keys.list(path.id)
+          // Members see only the keys they created themselves.
+          const visible = role === "admin" || actor.kind !== "person"
+            ? list
+            : list.filter((k) => k.createdByPerson._tag === "Some" && k.createdByPerson.value === actor.personId)
+          return { data: visible.map(keyView) }
+        })))
+      .handle("createApiKey", ({ path, payload }) =>
+        consoleErrors(Effect.gen(function*() {
+          const { actor, role } = yield* allowed(path.id, "member")
+          if (role !== "admin" && payload.scopes.some((scope) => scope !== "COMPLETION_API")) {
+            return yield* Effect.fail(forbidden("Only workspace administrators may create USAGE_EXPORT_API keys."))
+          }
+          const { key, record } = yield* keys.create(
+            path.id,
+            payload.name,
+            payload.scopes,
+            actor.kind === "operator" ? { label: "operator" } : { label: actor.email, personId: actor.personId }
+          )
+          yield* audited(actor, path.id, "api_key.created", `${record.name} (${record.displayPrefix})`)
+          return { ...keyView(record), key }
+        })))
+      .handle("revokeApiKey", ({ path }) =>
+        consoleErrors(Effect.gen(function*() {
+          const { actor, role } = yield* allowed(path.id, "member")
+          if (role !== "admin") {
+            // A member may revoke only their own keys; others' are as invisible as they are in the list.
+            const own = (yield* keys.list(path.id)).some((k) =>
+              k.id === path.keyId && actor.kind === "person" && k.createdByPerson._tag === "Some" && k.createdByPerson.value === actor.personId
+            )
+            if (!own) return yield* Effect.fail(new ConsoleError({ status: 404, code: "api_key_not_found", message: `No API key with id ${path.keyId} in this workspace.` }))
+          }
+          const record = yield* keys.revoke(path.id, path.keyId)
+          yield* audited(actor, path.id, "api_key.revoked", `${record.name} (${record.displayPrefix})`)
+          return keyView(record)
+        })))
+      .handle("runExport", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const { actor, workspace } = yield* consoleErrors(allowed(path.id, "admin"))
+          const data = yield* exports.run({ kind: path.dataType, workspace, from: payload.from, to: payload.to }).pipe(
+            Effect.tapErrorTag("ExportStorageError", (error) => Effect.logError("export storage failed", error.cause)),
+            Effect.tapErrorTag("StorageFailure", (error) => Effect.logError("export query failed", error.cause)),
+            Effect.mapError(fromExport)
+          )
+          yield* consoleErrors(audited(
+            actor,
+            path.id,
+            "export.run",
+            `${path.dataType} ${payload.from.date} ${payload.from.timezone} – ${payload.to.date} ${payload.to.timezone} (${data.recordCount} rows)`
+          ))
+          return { success: true as const, data }
+        }))
+      .handle("usage", ({ path, urlParams }) =>
+        consoleErrors(Effect.gen(function*() {
+          const { workspace } = yield* allowed(path.id, "admin")
+          const timezone = urlParams.timezone ?? workspace.settings.timezone
+          const data = yield* overview.usage(path.id, { from: urlParams.from, to: urlParams.to, timezone }, urlParams.groupBy ?? "model")
+          return { data }
+        })))
+      .handle("activity", ({ path, urlParams }) =>
+        consoleErrors(Effect.gen(function*() {
+          const { workspace } = yield* allowed(path.id, "admin")
+          const timezone = urlParams.timezone ?? workspace.settings.timezone
+          return { data: yield* overview.activity(path.id, { from: urlParams.from, to: urlParams.to, timezone }) }
+        })))
+      .handle("listMembers", ({ path }) =>
+        consoleErrors(Effect.gen(function*() {
+          yield* allowed(path.id, "admin")
+          return { data: (yield* members.list(path.id)).map(memberView) }
+        })))
+      .handle("inviteMember", ({ path, payload }) =>
+        consoleErrors(Effect.gen(function*() {
+          const { actor } = yield* allowed(path.id, "admin")
+          const invitation = yield* members.invite(path.id, payload)
+          yield* audited(actor, path.id, "member.invited", `${invitation.member.email} (${invitation.member.role})`)
+          return invitedView(config, invitation)
+        })))
+      .handle("changeMember", ({ path, payload }) =>
+        consoleErrors(Effect.gen(function*() {
+          const { actor } = yield* allowed(path.id, "admin")
+          const member = yield* members.setRole(path.id, path.memberId, payload.role)
+          yield* audited(actor, path.id, "member.changed", `${member.email} (${member.role})`)
+          return memberView(member)
+        })))
+      .handle("removeMember", ({ path }) =>
+        consoleErrors(Effect.gen(function*() {
+          const { actor } = yield* allowed(path.id, "admin")
+          const member = yield* members.remove(path.id, path.memberId)
+          yield* audited(actor, path.id, "member.removed", member.email)
+          return memberView(member)
+        })))
+      .handle("settings", ({ path }) => consoleErrors(Effect.flatMap(allowed(path.id, "admin"), settingsView)))
+      .handle("updateSettings", ({ path, payload }) =>
+        consoleErrors(Effect.gen(function*() {
+          const { actor, role } = yield* allowed(path.id, "admin")
+          const workspace = yield* workspaces.updateSettings(path.id, { settings: payload })
+          yield* audited(actor, path.id, "settings.changed", Object.keys(payload).join(", "))
+          return yield* settingsView({ workspace, role })
+        })))
+      .handle("audit", ({ path, urlParams }) =>
+        consoleErrors(Effect.gen(function*() {
+          yield* allowed(path.id, "admin")
+          return auditView(yield* audit.list(path.id, { limit: urlParams.limit ?? 50, cursor: urlParams.cursor, action: urlParams.action }))
+        })))
+  }))

@@ -1,0 +1,70 @@
+import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { sessionCookie } from "../api/consoleApi"
+import type { AppConfigShape } from "../config"
+import type { ApiKeyRecord } from "../services/ApiKeys"
+import type { AuditPage } from "../services/AuditLog"
+import type { Invitation, Member } from "../services/Members"
+import type { Workspace } from "../services/Workspaces"
+
+/** Views shared by the admin API and the console API: the same shapes in both. */
+
+export const memberView = (m: Member) => ({
+  id: m.id,
+  email: m.email,
+  name: m.name,
+  role: m.role,
+  status: m.status,
+  createdAt: m.createdAt.toISOString()
+})
+
+/** The invitation link: PUBLIC_URL + BASE_PATH + /console/invitations/{token}. */
+export const invitationUrl = (config: Pick<AppConfigShape, "publicUrl" | "basePath">, token: string): string =>
+  `${config.publicUrl.replace(/\/$/, "")}${config.basePath}/console/invitations/${token}`
+
+export const invitedView = (config: Pick<AppConfigShape, "publicUrl" | "basePath">, invitation: Invitation) => ({
+  ...memberView(invitation.member),
+  invitationUrl: invitationUrl(config, invitation.token),
+  invitationExpiresAt: invitation.expiresAt.toISOString()
+})
+
+export const keyView = (k: ApiKeyRecord) => ({
+  id: k.id,
+  name: k.name,
+  displayPrefix: k.displayPrefix,
+  scopes: k.scopes,
+  createdAt: k.createdAt.toISOString(),
+  revokedAt: Option.getOrNull(Option.map(k.revokedAt, (d) => d.toISOString())),
+  lastUsedAt: Option.getOrNull(Option.map(k.lastUsedAt, (d) => d.toISOString())),
+  createdBy: k.createdBy
+})
+
+export const auditView = (page: AuditPage) => ({
+  data: page.data.map((r) => ({ at: r.at.toISOString(), actor: r.actor, action: r.action, target: r.target, address: r.address })),
+  nextCursor: page.nextCursor
+})
+
+export const workspaceView = (w: Workspace) => ({ id: w.id, name: w.name, settings: w.settings, createdAt: w.createdAt.toISOString() })
+
+/** The caller's address (X-Forwarded-For aware, as the server's middleware resolved it), for the audit log. */
+export const clientAddress = Effect.map(
+  HttpServerRequest.HttpServerRequest,
+  (request) => Option.getOrElse(request.remoteAddress, () => "unknown")
+)
+
+/** Sets (or, with null, clears) the session cookie on whatever the handler answers. */
+export const setSessionCookie = (
+  config: Pick<AppConfigShape, "publicUrl" | "basePath">,
+  session: { readonly id: string; readonly maxAgeSeconds: number } | null
+) => {
+  const attributes = [
+    `Path=${config.basePath}/console`,
+    "HttpOnly",
+    "SameSite=Strict",
+    ...(config.publicUrl.startsWith("https:") ? ["Secure"] : []),
+    `Max-Age=${session === null ? 0 : session.maxAgeSeconds}`
+  ]
+  const cookie = `${sessionCookie}=${session === null ? "" : session.id}; ${attributes.join("; ")}`
+  return HttpApp.appendPreResponseHandler((_request, response) =>
+    Effect.succeed(HttpServerResponse.setHeader(response, "set-cookie", cookie)))
+}

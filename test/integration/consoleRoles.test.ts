@@ -1,0 +1,332 @@
+import { beforeAll, describe, expect, it } from "vitest"
+import { query } from "../support/database"
+import { consoleCall, invitePerson, operatorCookie, password } from "../support/console"
+import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/testApp"
+
+type Role = "admin" | "member" | "operator" | "nobody" | "otherAdmin"
+const roles: ReadonlyArray<Role> = ["admin", "member", "operator", "nobody", "otherAdmin"]
+
+const exportBody = { from: { date: "2026-01-01", timezone: "UTC" }, to: { date: "2026-02-01", timezone: "UTC" } }
+
+describe("console API: roles on every call", () => {
+  const app = useApp()
+  const cookies = {} as Record<Role, string | undefined>
+  let a = ""
+  let b = ""
+  let memberId = ""
+
+  beforeAll(async () => {
+    a = (await createWorkspace(app.current, "Alpha")).id
+    b = (await createWorkspace(app.current, "Beta")).id
+    cookies.admin = (await invitePerson(app.current, a, "admin@alpha.example", "admin")).cookie
+    const member = await invitePerson(app.current, a, "member@alpha.example", "member")
+    cookies.member = member.cookie
+    memberId = member.memberId
+    cookies.otherAdmin = (await invitePerson(app.current, b, "admin@beta.example", "admin")).cookie
+    cookies.operator = await operatorCookie(app.current)
+    cookies.nobody = undefined
+    const ingested = await call(app.current, "POST", `/admin/workspaces/${a}/events`, {
+      token: testAdminToken,
+      body: {
+        events: [{
+          type: "message",
+          id: "m1",
+          occurredAt: "2026-01-05T10:00:00Z",
+          user: { id: "u1", email: "u1@example.com" },
+          model: "chatgen-4o",
+          inputTokens: 10,
+          outputTokens: 20
+        }]
+      }
+    })
+    expect(ingested.status).toBe(200)
+  })
+
+  const invitee = async (role: Role) => {
+    const invited = await call(app.current, "POST", `/admin/workspaces/${a}/members`, {
+      token: testAdminToken,
+      body: { email: `removable-${role}-${Math.random().toString(36).slice(2)}@alpha.example`, role: "member" }
+    })
+    return invited.body.id as string
+  }
+
+  const cases: ReadonlyArray<{
+    readonly name: string
+    readonly method: string
+    readonly route: (role: Role) => Promise<string> | string
+    readonly body?: unknown
+    readonly expected: Readonly<Record<Role, number>>
+  }> = [
+    { name: "workspace", method: "GET", route: () => `/console/api/workspaces/${a}`, expected: { admin: 200, member: 200, operator: 200, nobody: 401, otherAdmin: 404 } },
+    { name: "models", method: "GET", route: () => `/console/api/workspaces/${a}/models`, expected: { admin: 200, member: 200, operator: 200, nobody: 401, otherAdmin: 404 } },
+    { name: "list keys", method: "GET", route: () => `/console/api/workspaces/${a}/api-keys`, expected: { admin: 200, member: 200, operator: 200, nobody: 401, otherAdmin: 404 } },
+    {
+      name: "create completion key",
+      method: "POST",
+      route: () => `/console/api/workspaces/${a}/api-keys`,
+      body: { name: "app", scopes: ["COMPLETION_API"] },
+      expected: { admin: 201, member: 201, operator: 201, nobody: 401, otherAdmin: 404 }
+    },
+    {
+      name: "create export key",
+      method: "POST",
+      route: () => `/console/api/workspaces/${a}/api-keys`,
+      body: { name: "exporter", scopes: ["USAGE_EXPORT_API"] },
+      expected: { admin: 201, member: 403, operator: 201, nobody: 401, otherAdmin: 404 }
+    },
+    {
+      name: "revoke someone else's key",
+      method: "DELETE",
+      route: async () => `/console/api/workspaces/${a}/api-keys/${(await createKey(app.current, a, ["COMPLETION_API"])).id}`,
+      expected: { admin: 200, member: 404, operator: 200, nobody: 401, otherAdmin: 404 }
+    },
+    {
+      name: "run export",
+      method: "POST",
+      route: () => `/console/api/workspaces/${a}/exports/users`,
+      body: exportBody,
+      expected: { admin: 200, member: 403, operator: 200, nobody: 401, otherAdmin: 404 }
+    },
+    {
+      name: "usage",
+      method: "GET",
+      route: () => `/console/api/workspaces/${a}/usage?from=2026-01-01&to=2026-02-01&groupBy=family`,
+      expected: { admin: 200, member: 403, operator: 200, nobody: 401, otherAdmin: 404 }
+    },
+    {
+      name: "activity",
+      method: "GET",
+      route: () => `/console/api/workspaces/${a}/activity?from=2026-01-01&to=2026-02-01`,
+      expected: { admin: 200, member: 403, operator: 200, nobody: 401, otherAdmin: 404 }
+    },
+    { name: "list members", method: "GET", route: () => `/console/api/workspaces/${a}/members`, expected: { admin: 200, member: 403, operator: 200, nobody: 401, otherAdmin: 404 } },
+    {
+      name: "invite",
+      method: "POST",
+      route: () => `/console/api/workspaces/${a}/members`,
+      body: { email: "new@alpha.example", role: "member" },
+      expected: { admin: 201, member: 403, operator: 201, nobody: 401, otherAdmin: 404 }
+    },
+    {
+      name: "change member",
+      method: "PATCH",
+      route: () => `/console/api/workspaces/${a}/members/${memberId}`,
+      body: { role: "member" },
+      expected: { admin: 200, member: 403, operator: 200, nobody: 401, otherAdmin: 404 }
+    },
+    {
+      name: "remove member",
+      method: "DELETE",
+      route: async (role) => `/console/api/workspaces/${a}/members/${await invitee(role)}`,
+      expected: { admin: 200, member: 403, operator: 200, nobody: 401, otherAdmin: 404 }
+    },
+    { name: "settings", method: "GET", route: () => `/console/api/workspaces/${a}/settings`, expected: { admin: 200, member: 403, operator: 200, nobody: 401, otherAdmin: 404 } },
+    {
+      name: "change settings",
+      method: "PATCH",
+      route: () => `/console/api/workspaces/${a}/settings`,
+      body: { timezone: "Europe/Berlin" },
+      expected: { admin: 200, member: 403, operator: 200, nobody: 401, otherAdmin: 404 }
+    },
+    { name: "audit", method: "GET", route: () => `/console/api/workspaces/${a}/audit`, expected: { admin: 200, member: 403, operator: 200, nobody: 401, otherAdmin: 404 } },
+    { name: "workspace list", method: "GET", route: () => "/console/api/workspaces", expected: { admin: 200, member: 200, operator: 200, nobody: 401, otherAdmin: 200 } },
+    {
+      name: "create workspace",
+      method: "POST",
+      route: () => "/console/api/workspaces",
+      body: { name: "Made in the console" },
+      expected: { admin: 403, member: 403, operator: 201, nobody: 401, otherAdmin: 403 }
+    }
+  ]
+
+  for (const testCase of cases) {
+    it(`${testCase.method} ${testCase.name}`, async () => {
+      for (const role of roles) {
+        const route = await testCase.route(role)
+        const answer = await consoleCall(app.current, testCase.method, route, {
+          cookie: cookies[role],
+          ...(testCase.body !== undefined ? { body: testCase.body } : {})
+        })
+        expect(answer.status, `${role}: ${JSON.stringify(answer.body)}`).toBe(testCase.expected[role])
+        if (answer.status >= 400) {
+          expect(answer.body).toEqual({ error: { code: expect.any(String), message: expect.any(String) } })
+        }
+      }
+    })
+  }
+
+  it("members see and revoke only their own keys; every key records who created it", async () => {
+    const own = await consoleCall(app.current, "POST", `/console/api/workspaces/${a}/api-keys`, {
+      cookie: cookies.member,
+      body: { name: "mine", scopes: ["COMPLETION_API"] }
+    })
+    expect(own.status).toBe(201)
+    expect(own.body).toMatchObject({ key: expect.stringMatching(/^wsk_/), createdBy: "member@alpha.example", scopes: ["COMPLETION_API"] })
+    const listed = await consoleCall(app.current, "GET", `/console/api/workspaces/${a}/api-keys`, { cookie: cookies.member })
+    expect(listed.body.data.length).toBeGreaterThan(0)
+    expect(listed.body.data.every((k: { createdBy: string }) => k.createdBy === "member@alpha.example")).toBe(true)
+    expect(JSON.stringify(listed.body)).not.toContain(own.body.key)
+    const all = await consoleCall(app.current, "GET", `/console/api/workspaces/${a}/api-keys`, { cookie: cookies.admin })
+    expect(new Set(all.body.data.map((k: { createdBy: string }) => k.createdBy))).toEqual(
+      new Set(["operator", "admin@alpha.example", "member@alpha.example"])
+    )
+    const revoked = await consoleCall(app.current, "DELETE", `/console/api/workspaces/${a}/api-keys/${own.body.id}`, { cookie: cookies.member })
+    expect(revoked.status).toBe(200)
+    expect(revoked.body.revokedAt).not.toBeNull()
+    // The revoked key no longer works (key lookups are cached for up to a second).
+    await new Promise((resolve) => setTimeout(resolve, 1_100))
+    const chat = await call(app.current, "POST", "/provider_a/eu/v1/chat/completions", {
+      token: own.body.key,
+      body: { model: "chatgen-4o", messages: [{ role: "user", content: "hi" }] }
+    })
+    expect(chat.status).toBe(401)
+  })
+
+  it("protects the last admin, and a removal ends the person's sessions at once", async () => {
+    const c = (await createWorkspace(app.current, "Gamma")).id
+    const admin = await invitePerson(app.current, c, "solo@gamma.example", "admin")
+    const demote = await consoleCall(app.current, "PATCH", `/console/api/workspaces/${c}/members/${admin.memberId}`, { cookie: admin.cookie, body: { role: "member" } })
+    expect(demote.status).toBe(409)
+    expect(demote.body.error.code).toBe("last_admin")
+    const remove = await call(app.current, "DELETE", `/admin/workspaces/${c}/members/${admin.memberId}`, { token: testAdminToken })
+    expect(remove.status).toBe(409)
+
+    const member = await invitePerson(app.current, c, "leaving@gamma.example", "member")
+    expect((await consoleCall(app.current, "GET", `/console/api/workspaces/${c}`, { cookie: member.cookie })).status).toBe(200)
+    const removed = await consoleCall(app.current, "DELETE", `/console/api/workspaces/${c}/members/${member.memberId}`, { cookie: admin.cookie })
+    expect(removed.status).toBe(200)
+    expect((await consoleCall(app.current, "GET", "/console/api/session", { cookie: member.cookie })).status).toBe(401)
+
+    // With a second active admin, the first may step down.
+    const second = await invitePerson(app.current, c, "second@gamma.example", "admin")
+    expect((await consoleCall(app.current, "PATCH", `/console/api/workspaces/${c}/members/${admin.memberId}`, { cookie: second.cookie, body: { role: "member" } })).status).toBe(200)
+    const listed = await consoleCall(app.current, "GET", `/console/api/workspaces/${c}/members`, { cookie: second.cookie })
+    expect(listed.body.data.map((m: { email: string; role: string; status: string }) => [m.email, m.role, m.status])).toEqual([
+      ["second@gamma.example", "admin", "active"],
+      ["solo@gamma.example", "member", "active"]
+    ])
+  })
+
+  it("one person in two workspaces sees both; the operator lists every workspace with search and paging", async () => {
+    const d = (await createWorkspace(app.current, "Delta")).id
+    await call(app.current, "POST", `/admin/workspaces/${d}/members`, { token: testAdminToken, body: { email: "admin@alpha.example", role: "member" } })
+    // Invited, not yet accepted: not in the list.
+    const before = await consoleCall(app.current, "GET", "/console/api/workspaces", { cookie: cookies.admin })
+    expect(before.body.data.map((w: { id: string }) => w.id)).toEqual([a])
+
+    const page1 = await consoleCall(app.current, "GET", "/console/api/workspaces?limit=2", { cookie: cookies.operator })
+    expect(page1.body.data).toHaveLength(2)
+    expect(page1.body.nextCursor).toEqual(expect.any(String))
+    const page2 = await consoleCall(app.current, "GET", `/console/api/workspaces?limit=2&cursor=${page1.body.nextCursor}`, { cookie: cookies.operator })
+    expect(page2.body.data.map((w: { id: string }) => w.id)).not.toContain(page1.body.data[0].id)
+    const searched = await consoleCall(app.current, "GET", "/console/api/workspaces?search=alph", { cookie: cookies.operator })
+    expect(searched.body.data.map((w: { name: string }) => w.name)).toEqual(["Alpha"])
+
+    const admin = await call(app.current, "GET", "/admin/workspaces?search=ALPHA&limit=5", { token: testAdminToken })
+    expect(admin.status).toBe(200)
+    expect(admin.body).toEqual({ data: [expect.objectContaining({ id: a, name: "Alpha" })], nextCursor: null })
+    const all: Array<string> = []
+    let cursor: string | null = null
+    do {
+      const page: { body: { data: Array<{ id: string }>; nextCursor: string | null } } = await call(
+        app.current,
+        "GET",
+        `/admin/workspaces?limit=1${cursor ? `&cursor=${cursor}` : ""}`,
+        { token: testAdminToken }
+      )
+      all.push(...page.body.data.map((w) => w.id))
+      cursor = page.body.nextCursor
+    } while (cursor !== null)
+    expect(new Set(all).size).toBe(all.length)
+    expect(all).toEqual(expect.arrayContaining([a, b, d]))
+  })
+
+  it("audits changes with actor, time, address and target, never a secret", async () => {
+    expect((await consoleCall(app.current, "POST", "/console/api/session", { body: { email: "admin@alpha.example", password } })).status).toBe(200)
+    const created = await consoleCall(app.current, "POST", `/console/api/workspaces/${a}/api-keys`, {
+      cookie: cookies.admin,
+      body: { name: "audited", scopes: ["COMPLETION_API"] }
+    })
+    const audit = await consoleCall(app.current, "GET", `/console/api/workspaces/${a}/audit?action=api_key.created&limit=1`, { cookie: cookies.admin })
+    expect(audit.body.data).toEqual([{
+      at: expect.any(String),
+      actor: "admin@alpha.example",
+      action: "api_key.created",
+      target: expect.stringContaining("audited"),
+      address: expect.any(String)
+    }])
+    expect(audit.body.nextCursor).toEqual(expect.any(String))
+    const all = await call(app.current, "GET", `/admin/workspaces/${a}/audit?limit=200`, { token: testAdminToken })
+    const actions = new Set(all.body.data.map((e: { action: string }) => e.action))
+    for (const action of ["invitation.accepted", "session.signed_in", "api_key.created", "api_key.revoked", "member.invited", "member.changed", "member.removed", "settings.changed", "export.run"]) {
+      expect(actions, action).toContain(action)
+    }
+    expect(JSON.stringify(all.body)).not.toContain(created.body.key)
+    expect(JSON.stringify(all.body)).not.toContain("correct horse")
+  })
+
+  it("settings carry the time zone and the limits with what remains now", async () => {
+    const settings = await consoleCall(app.current, "GET", `/console/api/workspaces/${a}/settings`, { cookie: cookies.admin })
+    expect(settings.body).toMatchObject({ anonymizeUsers: false, timezone: expect.any(String) })
+    expect(settings.body.limits).toContainEqual({
+      family: "chat_completions",
+      model: null,
+      requestsPerMinute: 500,
+      tokensPerMinute: 60000,
+      remainingRequests: expect.any(Number),
+      remainingTokens: expect.any(Number)
+    })
+    const bad = await consoleCall(app.current, "PATCH", `/console/api/workspaces/${a}/settings`, { cookie: cookies.admin, body: { timezone: "+01:00" } })
+    expect(bad.status).toBe(400)
+    const admin = await call(app.current, "GET", `/admin/workspaces/${b}`, { token: testAdminToken })
+    expect(admin.body.settings.timezone).toBe("UTC")
+  })
+
+  it("is in the OpenAPI document", async () => {
+    const doc = await call(app.current, "GET", "/openapi.json")
+    expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining([
+      "/console/api/session",
+      "/console/api/invitations/{token}",
+      "/console/api/workspaces",
+      "/console/api/workspaces/{id}/usage",
+      "/console/api/workspaces/{id}/members/{memberId}",
+      "/admin/workspaces/{id}/members",
+      "/admin/workspaces/{id}/audit"
+    ]))
+  })
+
+  it("usage and activity sum the ledger into local days of the asked zone", async () => {
+    const e = (await createWorkspace(app.current, "Usage")).id
+    const key = await createKey(app.current, e, ["COMPLETION_API"], "the key")
+    // 23:30 UTC on Jan 5 is Jan 6 in Berlin; 05:00 UTC is Jan 5 in both; Kolkata (+05:30) cuts at 18:30 UTC.
+    await query(app.current.env.DATABASE_URL!, `
+      INSERT INTO api_requests (workspace_id, key_id, endpoint, provider, region, model, status, input_tokens, output_tokens, cost_usd, latency_ms, created_at)
+      VALUES ($1, $2, 'chat_completions', 'provider_a', 'eu', 'chatgen-4o', 200, 100, 10, 0.5, 5, '2026-01-05T05:00:00Z'),
+             ($1, $2, 'chat_completions', 'provider_a', 'eu', 'chatgen-4o', 200, 200, 20, 0.25, 5, '2026-01-05T23:30:00Z'),
+             ($1, $2, 'messages', 'provider_b', 'eu', 'assistantmodel-3-5-haiku', 500, 1, 0, 0, 5, '2026-01-05T18:45:00Z')`, [e, key.id])
+    const admin = await consoleCall(app.current, "POST", "/console/api/session", { body: { adminToken: testAdminToken } })
+    const cookie = (admin.headers.get("set-cookie") ?? "").split(";")[0]!
+    const utc = await consoleCall(app.current, "GET", `/console/api/workspaces/${e}/usage?from=2026-01-05&to=2026-01-07&timezone=UTC&groupBy=model`, { cookie })
+    expect(utc.body.data).toEqual([
+      { day: "2026-01-05", group: "assistantmodel-3-5-haiku", requests: 1, inputTokens: 1, outputTokens: 0, costUsd: 0 },
+      { day: "2026-01-05", group: "chatgen-4o", requests: 2, inputTokens: 300, outputTokens: 30, costUsd: 0.75 }
+    ])
+    const berlin = await consoleCall(app.current, "GET", `/console/api/workspaces/${e}/usage?from=2026-01-05&to=2026-01-07&timezone=Europe/Berlin&groupBy=family`, { cookie })
+    expect(berlin.body.data.map((r: { day: string; group: string; requests: number }) => [r.day, r.group, r.requests])).toEqual([
+      ["2026-01-05", "chat_completions", 1],
+      ["2026-01-05", "messages", 1],
+      ["2026-01-06", "chat_completions", 1]
+    ])
+    const kolkata = await consoleCall(app.current, "GET", `/console/api/workspaces/${e}/usage?from=2026-01-05&to=2026-01-07&timezone=Asia/Kolkata&groupBy=apiKey`, { cookie })
+    expect(kolkata.body.data).toEqual([
+      { day: "2026-01-05", group: key.id, label: "the key", requests: 1, inputTokens: 100, outputTokens: 10, costUsd: 0.5 },
+      { day: "2026-01-06", group: key.id, label: "the key", requests: 2, inputTokens: 201, outputTokens: 20, costUsd: 0.25 }
+    ])
+    const reversed = await consoleCall(app.current, "GET", `/console/api/workspaces/${e}/usage?from=2026-01-07&to=2026-01-05`, { cookie })
+    expect(reversed.status).toBe(400)
+    expect(reversed.body.error.field).toBe("to")
+
+    const activity = await consoleCall(app.current, "GET", `/console/api/workspaces/${a}/activity?from=2026-01-01&to=2026-02-01&timezone=UTC`, { cookie })
+    expect(activity.body.data).toEqual([{ day: "2026-01-05", messages: 1, activeUsers: 1, inputTokens: 10, outputTokens: 20 }])
+  })
+})
