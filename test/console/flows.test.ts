@@ -49,7 +49,8 @@ const goTo = async (page: Page, link: string, heading: string): Promise<void> =>
   await page.getByRole("heading", { level: 1, name: heading }).waitFor()
 }
 
-describe.skipIf(!hasChromium)("web console flows (real API)", () => {
+// Long flows on two shared cores (scrypt at each sign-in, page loads): generous per-test limits, nothing timed.
+describe.skipIf(!hasChromium)("web console flows (real API)", { timeout: 180_000 }, () => {
   const app = useApp()
   const browser = useBrowser()
   let available = false
@@ -171,7 +172,7 @@ describe.skipIf(!hasChromium)("web console flows (real API)", () => {
     if (!available) return ctx.skip()
     await goTo(adminPage, "Members", "Members")
     await adminPage.getByLabel("Email").fill("max@example.com")
-    await adminPage.getByLabel("Role").selectOption("member")
+    await adminPage.getByLabel("Role", { exact: true }).selectOption("member")
     await adminPage.getByRole("button", { name: "Invite" }).click()
     const url = (await adminPage.getByTestId("invitation-url").textContent()) ?? ""
     await checkPage(adminPage, "flow-07-members")
@@ -265,7 +266,7 @@ describe.skipIf(!hasChromium)("web console flows (real API)", () => {
   })
 })
 
-describe.skipIf(!hasChromium)("web console sign-in throttling (real API)", () => {
+describe.skipIf(!hasChromium)("web console sign-in throttling (real API)", { timeout: 180_000 }, () => {
   // Its own service and database: the failures it makes would throttle every sign-in from 127.0.0.1.
   const app = useApp()
   const browser = useBrowser()

@@ -55,7 +55,7 @@ const open = async (page: Page, url: string, heading: string): Promise<void> => 
   await page.getByRole("heading", { level: 1, name: heading }).waitFor()
 }
 
-describe.skipIf(!hasChromium)("web console pages (stubbed API)", () => {
+describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_000 }, () => {
   const app = useApp()
   const browser = useBrowser()
 

@@ -13,7 +13,7 @@ interface SessionBody {
 
 const toSession = (body: SessionBody): Session => ({
   member: body.member ?? null,
-  operator: body.operator === true || body.member == null,
+  operator: body.operator === true,
   workspaces: body.workspaces ?? []
 })
 

@@ -1,128 +1,48 @@
 /**
- * The console API's shapes (DESIGN.md, "People, sessions and the web console"). Types shared with the
- * server are imported from its Schema contracts as types only: nothing of Effect reaches the bundle.
+ * The console API's shapes, imported as types only from the server's Schema contracts (src/api/consoleApi.ts):
+ * the pages and the server cannot drift apart, and nothing of Effect reaches the bundle (`import type` is erased).
  */
+import type {
+  ActivityRow as ActivityRowSchema,
+  ConsoleApiKeyView,
+  ConsoleCreatedApiKey,
+  ConsoleSettings as ConsoleSettingsSchema,
+  ConsoleWorkspace,
+  InvitationView,
+  LimitView,
+  SessionView,
+  UsageGroupBy,
+  UsageRow as UsageRowSchema,
+  WorkspaceMembership
+} from "../../../src/api/consoleApi"
+import type { AuditView, InvitedMember, MemberView } from "../../../src/api/schemas/members"
 import type { UsageExportDataType, UsageExportResult } from "../../../src/api/schemas/usageExport"
-import type { WorkspaceSettings } from "../../../src/domain/workspaceSettings"
+import type { Scope as ScopeSchema } from "../../../src/domain/apiKey"
+import type { MemberRole } from "../../../src/domain/console"
+import type { WorkspaceSettingsPatch } from "../../../src/domain/workspaceSettings"
 
-export type { UsageExportDataType, UsageExportResult, WorkspaceSettings }
+export type { UsageExportDataType, UsageExportResult }
 
-export type Role = "admin" | "member"
-export type Scope = "COMPLETION_API" | "USAGE_EXPORT_API"
-
-export interface WorkspaceRef {
-  readonly id: string
-  readonly name: string
-  readonly role: Role
-}
-
-export interface Person {
-  readonly id: string
-  readonly email: string
-  readonly name: string | null
-}
-
-/** Who is signed in: a person (member of some workspaces) or the operator (admin everywhere). */
-export interface Session {
-  readonly member: Person | null
-  readonly operator: boolean
-  readonly workspaces: ReadonlyArray<WorkspaceRef>
-}
-
-export interface ApiKey {
-  readonly id: string
-  readonly name: string
-  /** The first characters of the key, to recognise it. */
-  readonly displayPrefix: string
-  readonly scopes: ReadonlyArray<Scope>
-  /** "operator", or the email of the person who created it. */
-  readonly createdBy: string
-  readonly createdAt: string
-  readonly lastUsedAt: string | null
-  readonly revokedAt: string | null
-}
-
-export interface CreatedApiKey extends ApiKey {
-  readonly key: string
-}
-
-export type GroupBy = "model" | "apiKey" | "family"
-
-export interface UsageRow {
-  readonly day: string
-  readonly group: string
-  /** For groupBy=apiKey: the key's name (group is its id). */
-  readonly label?: string
-  readonly requests: number
-  readonly inputTokens: number
-  readonly outputTokens: number
-  readonly costUsd: number
-}
-
-export interface ActivityRow {
-  readonly day: string
-  readonly messages: number
-  readonly activeUsers: number
-}
-
-export interface Member {
-  readonly id: string
-  readonly email: string
-  readonly name: string | null
-  readonly role: Role
-  readonly status: "invited" | "active"
-}
-
-export interface Invitation extends Member {
-  readonly invitationUrl: string
-  readonly invitationExpiresAt: string
-}
-
-/** What an invitation link is for, shown before the password is chosen. */
-export interface InvitationInfo {
-  readonly email: string
-  readonly name: string | null
-  readonly role: Role
-  readonly workspace: { readonly id: string; readonly name: string }
-  readonly expiresAt: string
-  readonly hasPassword: boolean
-}
-
-export interface AuditEntry {
-  readonly at: string
-  readonly actor: string
-  readonly action: string
-  readonly target: string | null
-  readonly address: string | null
-}
+export type Role = typeof MemberRole.Type
+export type Scope = typeof ScopeSchema.Type
+export type WorkspaceRef = typeof WorkspaceMembership.Type
+export type Session = typeof SessionView.Type
+export type Person = NonNullable<Session["member"]>
+export type ApiKey = typeof ConsoleApiKeyView.Type
+export type CreatedApiKey = typeof ConsoleCreatedApiKey.Type
+export type GroupBy = typeof UsageGroupBy.Type
+export type UsageRow = typeof UsageRowSchema.Type
+export type ActivityRow = typeof ActivityRowSchema.Type
+export type Member = typeof MemberView.Type
+export type Invitation = typeof InvitedMember.Type
+export type InvitationInfo = typeof InvitationView.Type
+export type AuditEntry = typeof AuditView.Type
+export type WorkspaceSummary = typeof ConsoleWorkspace.Type
+export type RateLimitReading = typeof LimitView.Type
+export type ConsoleSettings = typeof ConsoleSettingsSchema.Type
+export type SettingsPatch = WorkspaceSettingsPatch
 
 export interface Page<A> {
   readonly data: ReadonlyArray<A>
   readonly nextCursor: string | null
 }
-
-export interface WorkspaceSummary {
-  readonly id: string
-  readonly name: string
-  readonly role: Role
-  readonly createdAt: string | null
-}
-
-/** A rate limit as the settings page shows it: the limit and, when the server tells, what remains now. */
-export interface RateLimitReading {
-  readonly family: string
-  readonly model: string | null
-  readonly requestsPerMinute: number
-  readonly tokensPerMinute: number
-  readonly remainingRequests: number | null
-  readonly remainingTokens: number | null
-}
-
-export type ConsoleSettings = WorkspaceSettings & {
-  /** The workspace's IANA time zone: the overview's days. */
-  readonly timezone: string
-  /** Read-only: the limits in force (defaults and overrides) and what remains of each now. */
-  readonly limits: ReadonlyArray<RateLimitReading>
-}
-
-export type SettingsPatch = Partial<Pick<ConsoleSettings, "anonymizeUsers" | "leaderboardsEnabled" | "workflowsEnabled" | "timezone" | "byokModels">>
