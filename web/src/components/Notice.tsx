@@ -6,7 +6,8 @@ export const ErrorNote = ({ error }: { readonly error: ApiError | null }) =>
   error === null ? null : (
     <p class="error" role="alert">
       {error.message}
-      {error.retryAfterSeconds === undefined ? null : ` Try again in ${Math.ceil(error.retryAfterSeconds / 60)} min.`}
+      {/* The server's message may already say when; otherwise the retry-after header does. */}
+      {error.retryAfterSeconds === undefined || /try again/i.test(error.message) ? null : ` Try again in ${Math.ceil(error.retryAfterSeconds / 60)} min.`}
     </p>
   )
 

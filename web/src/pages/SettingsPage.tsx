@@ -17,13 +17,16 @@ type Provider = (typeof providers)[number][0]
 
 export const SettingsPage = ({ workspace }: { readonly workspace: WorkspaceRef }) => {
   const [settings, reload] = useLoad(() => getSettings(workspace.id), [workspace.id])
+  // The answer of a save is the new settings: shown without reloading, so the form (and its "Saved.") stays.
+  const [saved, setSaved] = useState<ConsoleSettings | null>(null)
+  const current = saved ?? (settings.state === "ready" ? settings.value : null)
   return (
     <section>
       <h1>Settings</h1>
       {settings.state === "loading" ? <Loading /> : null}
       {settings.state === "failed" ? <LoadFailed error={settings.error} onRetry={reload} /> : null}
-      {settings.state === "ready" ? <SettingsForm workspaceId={workspace.id} settings={settings.value} onSaved={reload} /> : null}
-      {settings.state === "ready" ? <RateLimits settings={settings.value} /> : null}
+      {current === null ? null : <SettingsForm workspaceId={workspace.id} settings={current} onSaved={setSaved} />}
+      {current === null ? null : <RateLimits settings={current} />}
     </section>
   )
 }
@@ -31,7 +34,11 @@ export const SettingsPage = ({ workspace }: { readonly workspace: WorkspaceRef }
 const modelText = (models: ReadonlyArray<string> | undefined): string => (models ?? []).join("\n")
 const modelList = (text: string): Array<string> => text.split(/[\n,]/).map((m) => m.trim()).filter((m) => m !== "")
 
-const SettingsForm = ({ workspaceId, settings, onSaved }: { readonly workspaceId: string; readonly settings: ConsoleSettings; readonly onSaved: () => void }) => {
+const SettingsForm = ({ workspaceId, settings, onSaved }: {
+  readonly workspaceId: string
+  readonly settings: ConsoleSettings
+  readonly onSaved: (settings: ConsoleSettings) => void
+}) => {
   const zones = useMemo(() => timeZones().map((zone) => ({ value: zone, label: zone })), [])
   const [anonymizeUsers, setAnonymizeUsers] = useState(settings.anonymizeUsers)
   const [leaderboardsEnabled, setLeaderboardsEnabled] = useState(settings.leaderboardsEnabled)
@@ -57,8 +64,8 @@ const SettingsForm = ({ workspaceId, settings, onSaved }: { readonly workspaceId
         const patch: SettingsPatch = { anonymizeUsers, leaderboardsEnabled, workflowsEnabled, timezone, byokModels }
         const answer = await save.run(workspaceId, patch)
         if (answer !== undefined) {
+          onSaved(answer)
           setSaved(true)
-          onSaved()
         }
       }}
     >
