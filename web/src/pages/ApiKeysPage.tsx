@@ -123,11 +123,11 @@ const KeyTable = ({ keys, onRevoke }: { readonly keys: ReadonlyArray<ApiKey>; re
         {keys.map((key) => (
           <tr key={key.id} class={key.revokedAt === null ? "" : "revoked"}>
             <th scope="row">{key.name}</th>
-            <td><code>{key.displayPrefix}…</code></td>
+            <td class="nowrap"><code>{key.displayPrefix}…</code></td>
             <td>{key.scopes.join(", ")}</td>
             <td>{key.createdBy}</td>
-            <td>{formatTime(key.createdAt)}</td>
-            <td>{key.lastUsedAt === null ? "Never" : formatTime(key.lastUsedAt)}</td>
+            <td class="nowrap">{formatTime(key.createdAt)}</td>
+            <td class="nowrap">{key.lastUsedAt === null ? "Never" : formatTime(key.lastUsedAt)}</td>
             <td>{key.revokedAt === null ? "Active" : `Revoked ${formatTime(key.revokedAt)}`}</td>
             <td>
               {key.revokedAt === null

@@ -41,7 +41,7 @@ export const AuditPage = ({ workspace }: { readonly workspace: WorkspaceRef }) =
             <tbody>
               {page.value.data.map((entry, index) => (
                 <tr key={`${entry.at}-${index}`}>
-                  <td>{formatTime(entry.at)}</td><td>{entry.actor}</td><th scope="row">{entry.action}</th>
+                  <td class="nowrap">{formatTime(entry.at)}</td><td>{entry.actor}</td><th scope="row">{entry.action}</th>
                   <td>{entry.target ?? "—"}</td><td>{entry.address ?? "—"}</td>
                 </tr>
               ))}

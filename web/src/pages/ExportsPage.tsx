@@ -77,7 +77,7 @@ export const ExportsPage = ({ workspace }: { readonly workspace: WorkspaceRef })
                   <th scope="row">{item.dataType}</th>
                   <td>{item.dateRange.from} – {item.dateRange.to}</td>
                   <td>{formatCount(item.recordCount)}</td>
-                  <td>{item.expiresAt === null ? "—" : formatTime(new Date(item.expiresAt).toISOString())}</td>
+                  <td class="nowrap">{item.expiresAt === null ? "—" : formatTime(new Date(item.expiresAt).toISOString())}</td>
                   <td><a class="button secondary small" href={item.downloadUrl} download>Download<span class="visually-hidden"> {item.dataType} export</span></a></td>
                 </tr>
               ))}
