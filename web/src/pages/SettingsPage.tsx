@@ -61,7 +61,14 @@ const SettingsForm = ({ workspaceId, settings, onSaved }: {
         const byokModels = Object.fromEntries(
           providers.map(([provider]) => [provider, modelList(byok[provider])] as const).filter(([, list]) => list.length > 0)
         )
-        const patch: SettingsPatch = { anonymizeUsers, leaderboardsEnabled, workflowsEnabled, timezone, byokModels }
+        // Only what changed is sent, so the audit log names the settings really changed.
+        const patch: SettingsPatch = {
+          ...(anonymizeUsers === settings.anonymizeUsers ? {} : { anonymizeUsers }),
+          ...(leaderboardsEnabled === settings.leaderboardsEnabled ? {} : { leaderboardsEnabled }),
+          ...(workflowsEnabled === settings.workflowsEnabled ? {} : { workflowsEnabled }),
+          ...(timezone === settings.timezone ? {} : { timezone }),
+          ...(JSON.stringify(byokModels) === JSON.stringify(settings.byokModels) ? {} : { byokModels })
+        }
         const answer = await save.run(workspaceId, patch)
         if (answer !== undefined) {
           onSaved(answer)
