@@ -154,16 +154,26 @@ describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_
     await context.close()
   })
 
-  it("lists members, invites one and shows the link to send", async () => {
+  it("lists members, invites one and shows the link to send, changes a role and removes someone after confirming", async () => {
     const context = await newContext(browser.current)
     const page = await context.newPage()
-    await stubConsoleApi(page, workspaceApi(adminSession))
+    const calls = await stubConsoleApi(page, (request) => {
+      if (request.path === "workspaces/ws1/members/p2" && request.method === "PATCH") return { status: 200, body: { ...members[1], role: "admin" } }
+      if (request.path === "workspaces/ws1/members/p3" && request.method === "DELETE") return { status: 200, body: members[2] }
+      return workspaceApi(adminSession)(request)
+    })
     await open(page, `${app.current.url}/console/w/ws1/members`, "Members")
     await page.getByRole("cell", { name: "max@example.com", exact: true }).waitFor()
     await page.getByLabel("Email").fill("eve@example.com")
     await page.getByRole("button", { name: "Invite" }).click()
     await page.getByTestId("invitation-url").waitFor()
     await checkPage(page, "09-members")
+    await page.getByLabel("Role of max@example.com").selectOption("admin")
+    await page.getByRole("button", { name: "Remove new@example.com" }).click()
+    await page.getByRole("dialog").getByRole("button", { name: "Remove" }).click()
+    await page.getByRole("dialog").waitFor({ state: "detached" })
+    expect(calls).toContain("PATCH workspaces/ws1/members/p2")
+    expect(calls).toContain("DELETE workspaces/ws1/members/p3")
     await context.close()
   })
 
