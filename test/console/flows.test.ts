@@ -31,8 +31,8 @@ const invite = async (app: RunningApp, workspaceId: string, email: string, role:
   return (answer.body as { invitationUrl: string }).invitationUrl
 }
 
-/** Opens an invitation link, sets name and password, and waits for the signed-in overview. */
-const acceptInvitation = async (page: Page, invitationUrl: string, name: string, screenshotName?: string): Promise<void> => {
+/** Opens an invitation link, sets name and password, and waits for the signed-in start page (admins: Overview, members: API keys). */
+const acceptInvitation = async (page: Page, invitationUrl: string, name: string, screenshotName?: string, home = "Overview"): Promise<void> => {
   await page.goto(invitationUrl)
   await page.getByRole("heading", { level: 1, name: "Accept your invitation" }).waitFor()
   await page.getByText(/is invited to/).waitFor()
@@ -41,7 +41,7 @@ const acceptInvitation = async (page: Page, invitationUrl: string, name: string,
   await page.getByLabel("Password", { exact: true }).fill(strongPassword)
   await page.getByLabel("Repeat password").fill(strongPassword)
   await page.getByRole("button", { name: "Set password" }).click()
-  await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor()
+  await page.getByRole("heading", { level: 1, name: home }).waitFor()
 }
 
 const goTo = async (page: Page, link: string, heading: string): Promise<void> => {
@@ -179,12 +179,14 @@ describe.skipIf(!hasChromium)("web console flows (real API)", { timeout: 180_000
 
     const member = await newContext(browser.current)
     const page = await member.newPage()
-    await acceptInvitation(page, url, "Max Member")
+    await acceptInvitation(page, url, "Max Member", undefined, "API keys")
     const nav = page.getByRole("navigation", { name: "Workspace" })
-    expect(await nav.getByRole("link").allTextContents()).toEqual(["Overview", "API keys"])
-    await goTo(page, "API keys", "API keys")
+    expect(await nav.getByRole("link").allTextContents()).toEqual(["API keys", "Models"])
     expect(await page.getByLabel(/USAGE_EXPORT_API/).count()).toBe(0)
     await checkPage(page, "flow-08-member-keys")
+    await goTo(page, "Models", "Models")
+    await page.getByRole("rowheader", { name: "chatgen-4o", exact: true }).waitFor()
+    await checkPage(page, "flow-08b-member-models")
     await page.goto(`${app.current.url}/console/w/${workspaceId}/exports`)
     await page.getByRole("heading", { level: 1, name: "Page not found" }).waitFor()
 
@@ -218,14 +220,14 @@ describe.skipIf(!hasChromium)("web console flows (real API)", { timeout: 180_000
     await page.getByLabel("Email").fill("max@example.com")
     await page.getByLabel("Password", { exact: true }).fill(strongPassword)
     await page.getByRole("button", { name: "Sign in", exact: true }).click()
-    await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor()
+    await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor()
     // Past both the idle (12 h) and the absolute (7 days) expiry.
     await query(
       app.current.env.DATABASE_URL ?? "",
       "UPDATE console_sessions SET expires_at = now() - interval '1 minute', last_seen_at = now() - interval '13 hours', created_at = now() - interval '8 days' WHERE person_id = (SELECT id FROM people WHERE email = 'max@example.com')"
     )
     // The next call answers 401: the app goes back to sign-in and says why.
-    await page.getByRole("navigation", { name: "Workspace" }).getByRole("link", { name: "API keys", exact: true }).click()
+    await page.getByRole("navigation", { name: "Workspace" }).getByRole("link", { name: "Models", exact: true }).click()
     await page.getByRole("heading", { level: 1, name: "Sign in to the Workspace API console" }).waitFor()
     await page.getByText("Your session has ended. Sign in again.").waitFor()
     await checkPage(page, "flow-09-session-ended")

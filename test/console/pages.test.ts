@@ -31,6 +31,9 @@ const workspaceApi = (session: unknown): Handler => ({ method, path, body }) => 
   if (path === "workspaces/ws1/members" && method === "POST") {
     return { status: 201, body: { ...members[2], email: (body as { email: string }).email, invitationUrl: "http://127.0.0.1/console/invitations/tok_abc", invitationExpiresAt: "2026-11-30T09:00:00Z" } }
   }
+  if (path === "workspaces/ws1/models") {
+    return { status: 200, body: { data: [{ provider: "provider_a", family: "chat_completions", id: "chatgen-4o" }, { provider: "provider_c", family: "fim", id: "codemodel-2501" }] } }
+  }
   if (path === "workspaces/ws1/audit") return { status: 200, body: { data: auditEntries, nextCursor: "c2" } }
   if (path.startsWith("workspaces/ws1/exports/")) {
     return {
@@ -199,11 +202,15 @@ describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_
     await stubConsoleApi(page, workspaceApi(memberSession))
     await open(page, `${app.current.url}/console/w/ws1/keys`, "API keys")
     const nav = page.getByRole("navigation", { name: "Workspace" })
-    expect(await nav.getByRole("link").allTextContents()).toEqual(["Overview", "API keys"])
+    expect(await nav.getByRole("link").allTextContents()).toEqual(["API keys", "Models"])
     expect(await page.getByLabel(/USAGE_EXPORT_API/).count()).toBe(0)
     expect(await page.getByLabel(/COMPLETION_API/).count()).toBe(1)
     await checkPage(page, "12-member-keys")
+    await nav.getByRole("link", { name: "Models" }).click()
+    await page.getByRole("rowheader", { name: "codemodel-2501" }).waitFor()
+    await checkPage(page, "12b-member-models")
     await open(page, `${app.current.url}/console/w/ws1/exports`, "Page not found")
+    await open(page, `${app.current.url}/console/w/ws1/overview`, "Page not found")
     await context.close()
   })
 

@@ -11,23 +11,27 @@ import { ExportsPage } from "./pages/ExportsPage"
 import { InvitationPage } from "./pages/InvitationPage"
 import { LoginPage } from "./pages/LoginPage"
 import { MembersPage } from "./pages/MembersPage"
+import { ModelsPage } from "./pages/ModelsPage"
 import { NotFoundPage } from "./pages/NotFoundPage"
 import { OverviewPage } from "./pages/OverviewPage"
 import { SettingsPage } from "./pages/SettingsPage"
 import { WorkspacesPage } from "./pages/WorkspacesPage"
 
-export type WorkspacePage = "overview" | "keys" | "exports" | "members" | "settings" | "audit"
+export type WorkspacePage = "overview" | "keys" | "models" | "exports" | "members" | "settings" | "audit"
 
 /** Pages only a workspace's admins (and the operator) may open: the server refuses the rest anyway. */
-export const adminPages: ReadonlySet<WorkspacePage> = new Set(["exports", "members", "settings", "audit"])
+export const adminPages: ReadonlySet<WorkspacePage> = new Set(["overview", "exports", "members", "settings", "audit"])
 
-const workspacePages: ReadonlySet<string> = new Set(["overview", "keys", "exports", "members", "settings", "audit"])
+const workspacePages: ReadonlySet<string> = new Set(["overview", "keys", "models", "exports", "members", "settings", "audit"])
+
+/** A workspace's first page: the overview for admins; members see their keys (usage is the admins'). */
+const workspaceHome = (workspace: WorkspaceRef): string => `w/${workspace.id}/${workspace.role === "admin" ? "overview" : "keys"}`
 
 /** Where someone lands after signing in. */
 const homeOf = (session: Session): string => {
   if (session.operator) return "workspaces"
   const first = session.workspaces[0]
-  return first === undefined ? "no-workspace" : `w/${first.id}/overview`
+  return first === undefined ? "no-workspace" : workspaceHome(first)
 }
 
 /** The workspace a route names, as the signed-in person sees it (the operator is admin everywhere). */
@@ -103,6 +107,7 @@ export const App = () => {
     <Layout session={session} workspace={workspace} page={page} onSignedOut={signedOut}>
       {page === "overview" ? <OverviewPage workspace={workspace} /> : null}
       {page === "keys" ? <ApiKeysPage workspace={workspace} /> : null}
+      {page === "models" ? <ModelsPage workspace={workspace} /> : null}
       {page === "exports" ? <ExportsPage workspace={workspace} /> : null}
       {page === "members" ? <MembersPage workspace={workspace} /> : null}
       {page === "settings" ? <SettingsPage workspace={workspace} /> : null}

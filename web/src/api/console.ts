@@ -1,7 +1,7 @@
 import { query, request } from "./client"
 import type {
   ActivityRow, ApiKey, AuditEntry, ConsoleSettings, CreatedApiKey, GroupBy, Invitation, InvitationInfo, Member, Page, Person, Role,
-  Scope, Session, SettingsPatch, UsageExportDataType, UsageExportResult, UsageRow, WorkspaceRef, WorkspaceSummary
+  Scope, Session, SettingsPatch, UsageExportDataType, UsageExportResult, UsageRow, WorkspaceModel, WorkspaceRef, WorkspaceSummary
 } from "./types"
 
 /** What the session endpoints answer; the operator has no person (`member` null or absent). */
@@ -51,6 +51,9 @@ export const createApiKey = (workspaceId: string, name: string, scopes: Readonly
 
 export const revokeApiKey = (workspaceId: string, keyId: string): Promise<ApiKey> =>
   request("DELETE", ws(workspaceId, `api-keys/${encodeURIComponent(keyId)}`))
+
+export const listModels = (workspaceId: string): Promise<{ readonly data: ReadonlyArray<WorkspaceModel> }> =>
+  request("GET", ws(workspaceId, "models"))
 
 export const getUsage = (
   workspaceId: string,

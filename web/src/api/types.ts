@@ -10,6 +10,7 @@ import type {
   ConsoleWorkspace,
   InvitationView,
   LimitView,
+  ModelView,
   SessionView,
   UsageGroupBy,
   UsageRow as UsageRowSchema,
@@ -39,6 +40,7 @@ export type InvitationInfo = typeof InvitationView.Type
 export type AuditEntry = typeof AuditView.Type
 export type WorkspaceSummary = typeof ConsoleWorkspace.Type
 export type RateLimitReading = typeof LimitView.Type
+export type WorkspaceModel = typeof ModelView.Type
 export type ConsoleSettings = typeof ConsoleSettingsSchema.Type
 export type SettingsPatch = WorkspaceSettingsPatch
 

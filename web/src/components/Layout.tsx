@@ -11,6 +11,7 @@ import { Link } from "./Link"
 const pageNames: ReadonlyArray<readonly [WorkspacePage, string]> = [
   ["overview", "Overview"],
   ["keys", "API keys"],
+  ["models", "Models"],
   ["exports", "Exports"],
   ["members", "Members"],
   ["settings", "Settings"],
@@ -50,7 +51,10 @@ export const Layout = ({ session, workspace, page, onSignedOut, children }: Layo
         {!session.operator && session.workspaces.length > 1 ? (
           <label class="switcher">
             <span>Workspace</span>
-            <select value={workspace?.id ?? ""} onChange={(event) => navigate(`w/${event.currentTarget.value}/overview`)}>
+            <select value={workspace?.id ?? ""} onChange={(event) => {
+              const next = session.workspaces.find((w) => w.id === event.currentTarget.value)
+              if (next !== undefined) navigate(`w/${next.id}/${next.role === "admin" ? "overview" : "keys"}`)
+            }}>
               {session.workspaces.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
             </select>
           </label>
