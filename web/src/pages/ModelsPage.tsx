@@ -9,7 +9,7 @@ export const ModelsPage = ({ workspace }: { readonly workspace: WorkspaceRef }) 
   return (
     <section>
       <h1>Models</h1>
-      <p class="lead">What this workspace's API keys may call, with the provider path to use.</p>
+      <p class="lead">What this workspace's API keys may call, by provider (its own model lists where it brings provider keys).</p>
       {models.state === "loading" ? <Loading /> : null}
       {models.state === "failed" ? <LoadFailed error={models.error} onRetry={reload} /> : null}
       {models.state === "ready" && models.value.data.length === 0 ? <Empty>No models are available to this workspace.</Empty> : null}
