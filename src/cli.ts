@@ -6,6 +6,7 @@ import * as path from "node:path"
 import { parseArgs } from "node:util"
 import { WorkspaceApi } from "./api/Api"
 import { Scope } from "./domain/apiKey"
+import { MemberRole } from "./domain/console"
 import { WorkspaceSettingsPatch } from "./domain/workspaceSettings"
 import { exportCommand, seedCommand, UsageError, usageCommandOptions, usageCommandsHelp } from "./cli/usageCommands"
 
@@ -17,12 +18,18 @@ import { exportCommand, seedCommand, UsageError, usageCommandOptions, usageComma
 
 const usage = `usage: npm run cli -- <command>
 
+  workspace list [--search TEXT] [--limit N] [--cursor CURSOR]
   workspace create --name NAME [--settings JSON]
   workspace get WORKSPACE_ID
   workspace update WORKSPACE_ID [--name NAME] [--settings JSON]
   key create WORKSPACE_ID --name NAME --scopes USAGE_EXPORT_API,COMPLETION_API
   key list WORKSPACE_ID
   key revoke WORKSPACE_ID KEY_ID
+  member invite WORKSPACE_ID --email EMAIL --role admin|member [--name NAME]   (again: a fresh link, to reset a password)
+  member list WORKSPACE_ID
+  member role WORKSPACE_ID MEMBER_ID --role admin|member
+  member remove WORKSPACE_ID MEMBER_ID
+  audit WORKSPACE_ID [--action ACTION] [--limit N] [--cursor CURSOR]
 ${usageCommandsHelp}
 
 environment: WORKSPACE_API_URL (default http://127.0.0.1:$PORT$BASE_PATH), ADMIN_TOKEN (default: DATA_DIR/secrets.json),
@@ -33,7 +40,7 @@ const { positionals, values } = parseArgs({
   allowPositionals: true,
   strict: false,
   options: Object.fromEntries(
-    ["name", "settings", "scopes", ...usageCommandOptions].map((name) => [name, { type: "string" as const }])
+    ["name", "settings", "scopes", "search", "limit", "cursor", "email", "role", "action", ...usageCommandOptions].map((name) => [name, { type: "string" as const }])
   )
 })
 
@@ -56,6 +63,20 @@ const decodeScopes = (raw: string) =>
   Schema.decodeUnknown(Schema.NonEmptyArray(Scope))(raw.split(",").map((s) => s.trim())).pipe(
     Effect.mapError(() => new UsageError({ message: "--scopes: a comma-separated list of USAGE_EXPORT_API, COMPLETION_API" }))
   )
+
+const decodeRole = (raw: string | undefined) =>
+  Schema.decodeUnknown(MemberRole)(raw).pipe(Effect.mapError(() => new UsageError({ message: "--role: admin or member" })))
+
+const decodeLimit = (raw: string | undefined) =>
+  raw === undefined
+    ? Effect.succeed(undefined)
+    : /^\d+$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 200
+    ? Effect.succeed(Number(raw))
+    : Effect.fail(new UsageError({ message: "--limit: a whole number from 1 to 200" }))
+
+/** Only the options given: the client sends no empty query parameters. */
+const defined = <T extends Record<string, unknown>>(record: T): T =>
+  Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as T
 
 const adminToken = Effect.sync(() => {
   if (process.env.ADMIN_TOKEN) return Either.right(process.env.ADMIN_TOKEN)
@@ -91,7 +112,35 @@ const program = Effect.gen(function*() {
         )
     })
   }
+  if (group === "audit") {
+    return yield* client.admin.audit({
+      path: { id: yield* required(command, "WORKSPACE_ID") },
+      urlParams: defined({ action: option("action"), limit: yield* decodeLimit(option("limit")), cursor: option("cursor") })
+    })
+  }
   switch (`${group} ${command}`) {
+    case "workspace list":
+      return yield* client.admin.listWorkspaces({
+        urlParams: defined({ search: option("search"), limit: yield* decodeLimit(option("limit")), cursor: option("cursor") })
+      })
+    case "member invite": {
+      const id = yield* required(first, "WORKSPACE_ID")
+      const email = yield* required(option("email"), "--email")
+      const role = yield* decodeRole(option("role"))
+      const name = option("name")
+      return yield* client.admin.inviteMember({ path: { id }, payload: { email, role, ...(name ? { name } : {}) } })
+    }
+    case "member list":
+      return yield* client.admin.listMembers({ path: { id: yield* required(first, "WORKSPACE_ID") } })
+    case "member role":
+      return yield* client.admin.changeMember({
+        path: { id: yield* required(first, "WORKSPACE_ID"), memberId: yield* required(second, "MEMBER_ID") },
+        payload: { role: yield* decodeRole(option("role")) }
+      })
+    case "member remove":
+      return yield* client.admin.removeMember({
+        path: { id: yield* required(first, "WORKSPACE_ID"), memberId: yield* required(second, "MEMBER_ID") }
+      })
     case "workspace create": {
       const name = yield* required(option("name"), "--name")
       const settings = yield* decodeSettings(option("settings"))

@@ -61,7 +61,7 @@ export const ConsoleSessionHandlers = HttpApiBuilder.group(WorkspaceApi, "consol
       })
 
     /** Sign-in events go to the audit log of every workspace the person belongs to. */
-    const auditSignIn = (who: Person | "operator" | null, label: string, action: "session.signed_in" | "session.sign_in_failed") =>
+    const auditSignIn = (who: Person | "operator" | null, label: string, action: "session.signed_in" | "session.sign_in_failed" | "session.signed_out") =>
       Effect.gen(function*() {
         const address = yield* clientAddress
         const ids = who === null || who === "operator" ? [] : (yield* members.workspacesOf(who.id)).map((w) => w.id)
@@ -114,7 +114,13 @@ export const ConsoleSessionHandlers = HttpApiBuilder.group(WorkspaceApi, "consol
       .handle("signOut", () =>
         or503(Effect.gen(function*() {
           const actor = yield* currentActor
-          if (Option.isSome(actor)) yield* sessions.close(actor.value.sessionHash)
+          if (Option.isSome(actor)) {
+            yield* sessions.close(actor.value.sessionHash)
+            const who = actor.value.kind === "operator"
+              ? "operator" as const
+              : { id: actor.value.personId, email: actor.value.email, name: actor.value.name }
+            yield* auditSignIn(who, who === "operator" ? "operator" : who.email, "session.signed_out")
+          }
           yield* setSessionCookie(config, null)
         })))
       .handle("invitation", ({ path }) =>

@@ -70,24 +70,40 @@ export class UsageOverview extends Context.Tag("UsageOverview")<UsageOverview, {
         sql`workspace_id = ${workspaceId}
             AND bucket >= (${from}::timestamp AT TIME ZONE ${timezone})
             AND bucket < (${to}::timestamp AT TIME ZONE ${timezone})`
-      const day = (timezone: string) => sql`to_char(bucket AT TIME ZONE ${timezone}, 'YYYY-MM-DD')`
+      // Grouped by date, formatted after grouping: to_char once per day rather than once per bucket.
+      const day = (timezone: string) => sql`(bucket AT TIME ZONE ${timezone})::date`
+      /**
+       * Whether every local midnight from `from` to `to` falls on a whole UTC hour: then the hourly
+       * rollups (a quarter of the rows) sum to the same days; otherwise (India, Nepal, …) the quarter-hour ones.
+       */
+      const tables = ({ from, timezone, to }: LocalRange) =>
+        sql<{ hourly: boolean }>`
+          SELECT bool_and(date_trunc('hour', d::timestamp AT TIME ZONE ${timezone}, 'UTC') = (d::timestamp AT TIME ZONE ${timezone})) AS hourly
+          FROM generate_series(${from}::date, ${to}::date, interval '1 day') AS d`.pipe(
+          Effect.map((rows) =>
+            rows[0]?.hourly === true
+              ? { api: sql`usage_api_rollup_hourly`, messages: sql`usage_message_rollup_hourly` }
+              : { api: sql`usage_api_rollup`, messages: sql`usage_message_rollup` }
+          )
+        )
       type UsageSql = { day: string; grp: string; label: string | null; requests: number; input_tokens: number; output_tokens: number; cost_usd: number }
       return {
         usage: (workspaceId, range, groupBy) =>
           Effect.zipRight(
             checkRange(range),
-            orStorageFailure(sql<UsageSql>`
+            orStorageFailure(Effect.flatMap(tables(range), (table) => sql<UsageSql>`
               WITH days AS (
                 SELECT ${day(range.timezone)} AS day,
                        ${groupBy === "model" ? sql`model` : groupBy === "family" ? sql`endpoint` : sql`key_id::text`} AS grp,
                        sum(requests)::float8 AS requests, sum(input_tokens)::float8 AS input_tokens,
                        sum(output_tokens)::float8 AS output_tokens, sum(cost_usd)::float8 AS cost_usd
-                FROM usage_api_rollup WHERE ${within(workspaceId, range)}
+                FROM ${table.api} WHERE ${within(workspaceId, range)}
                 GROUP BY 1, 2
               )
-              SELECT days.*, ${groupBy === "apiKey" ? sql`k.name` : sql`NULL::text`} AS label FROM days
+              SELECT to_char(days.day, 'YYYY-MM-DD') AS day, grp, requests, input_tokens, output_tokens, cost_usd,
+                     ${groupBy === "apiKey" ? sql`k.name` : sql`NULL::text`} AS label FROM days
               ${groupBy === "apiKey" ? sql`LEFT JOIN api_keys k ON k.id::text = days.grp` : sql``}
-              ORDER BY day, grp`)
+              ORDER BY days.day, grp`))
           ).pipe(Effect.map((rows) =>
             rows.map((row) => ({
               day: row.day,
@@ -102,16 +118,42 @@ export class UsageOverview extends Context.Tag("UsageOverview")<UsageOverview, {
         activity: (workspaceId, range) =>
           Effect.zipRight(
             checkRange(range),
-            orStorageFailure(sql<{ day: string; messages: number; active_users: number | null; input_tokens: number; output_tokens: number }>`
+            orStorageFailure(Effect.flatMap(tables(range), (table) => sql<{ day: string; messages: number; active_users: number | null; input_tokens: number; output_tokens: number }>`
               WITH messages AS (
                 SELECT ${day(range.timezone)} AS day, sum(messages)::float8 AS messages,
                        sum(input_tokens)::float8 AS input_tokens, sum(output_tokens)::float8 AS output_tokens
-                FROM usage_message_rollup WHERE ${within(workspaceId, range)} GROUP BY 1
-              ), users AS (
-                SELECT ${day(range.timezone)} AS day, count(DISTINCT user_ref)::int AS active_users
-                FROM usage_active_users WHERE ${within(workspaceId, range)} GROUP BY 1
+                FROM ${table.messages} WHERE ${within(workspaceId, range)} GROUP BY 1
+              ),
+              -- Each UTC day of the range: the local date at its start, and how many of its quarter
+              -- hours come before the next local midnight (those belong to that date, the rest to the next).
+              utc_days AS MATERIALIZED (
+                SELECT d::date AS day, start_local,
+                       least(96, greatest(0, ceil(extract(epoch FROM ((start_local + 1)::timestamp AT TIME ZONE ${range.timezone})
+                         - (d AT TIME ZONE 'UTC')) / 900)))::int AS early
+                FROM generate_series((${range.from}::date - 1)::timestamp, ${range.to}::date::timestamp, interval '1 day') AS d,
+                     LATERAL (SELECT ((d AT TIME ZONE 'UTC') AT TIME ZONE ${range.timezone})::date AS start_local) AS s
+              ),
+              masks AS MATERIALIZED (
+                SELECT day, start_local, (repeat('1', early) || repeat('0', 96 - early))::bit(96) AS early FROM utc_days
+              ),
+              -- A user's row of a UTC day counts for the local date of its early quarter hours and for the
+              -- next one by its late quarter hours; a user seen in both parts of a local date counts once.
+              parts AS (
+                SELECT u.user_ref, m.start_local AS day FROM usage_active_users u JOIN masks m USING (day)
+                WHERE u.workspace_id = ${workspaceId} AND u.day >= ${range.from}::date - 1 AND u.day <= ${range.to}::date
+                  AND bit_count(u.quarters & m.early) > 0
+                UNION ALL
+                SELECT u.user_ref, m.start_local + 1 FROM usage_active_users u JOIN masks m USING (day)
+                WHERE u.workspace_id = ${workspaceId} AND u.day >= ${range.from}::date - 1 AND u.day <= ${range.to}::date
+                  AND bit_count(u.quarters & ~m.early) > 0
+              ),
+              users AS (
+                SELECT day, count(DISTINCT user_ref)::int AS active_users FROM parts
+                WHERE day >= ${range.from}::date AND day < ${range.to}::date GROUP BY day
               )
-              SELECT messages.*, users.active_users FROM messages LEFT JOIN users USING (day) ORDER BY day`)
+              SELECT to_char(messages.day, 'YYYY-MM-DD') AS day, messages.messages, messages.input_tokens,
+                     messages.output_tokens, users.active_users
+              FROM messages LEFT JOIN users USING (day) ORDER BY messages.day`))
           ).pipe(Effect.map((rows) =>
             rows.map((row) => ({
               day: row.day,

@@ -43,6 +43,29 @@ describe("operator CLI", () => {
     expect(updated.name).toBe("Renamed")
   }, 60_000)
 
+  it("invites, lists, changes and removes members, lists workspaces and reads the audit log", async () => {
+    const workspace = JSON.parse((await cli("workspace", "create", "--name", "Members from CLI")).stdout) as { id: string }
+    const invited = JSON.parse((await cli("member", "invite", workspace.id, "--email", "cli@example.com", "--role", "admin")).stdout) as {
+      id: string
+      invitationUrl: string
+      status: string
+    }
+    expect(invited.status).toBe("invited")
+    expect(invited.invitationUrl).toContain("/api/public/console/invitations/")
+    const second = JSON.parse((await cli("member", "invite", workspace.id, "--email", "two@example.com", "--role", "member")).stdout) as { id: string }
+    expect(JSON.parse((await cli("member", "role", workspace.id, second.id, "--role", "admin")).stdout)).toMatchObject({ role: "admin" })
+    expect((await cli("member", "remove", workspace.id, second.id)).code).toBe(0)
+    const listed = JSON.parse((await cli("member", "list", workspace.id)).stdout) as { data: Array<{ email: string }> }
+    expect(listed.data.map((m) => m.email)).toEqual(["cli@example.com"])
+    const found = JSON.parse((await cli("workspace", "list", "--search", "members from", "--limit", "5")).stdout) as { data: Array<{ id: string }> }
+    expect(found.data.map((w) => w.id)).toEqual([workspace.id])
+    const audit = JSON.parse((await cli("audit", workspace.id, "--action", "member.removed")).stdout) as { data: Array<{ target: string }> }
+    expect(audit.data).toEqual([expect.objectContaining({ actor: "operator", target: "two@example.com" })])
+    const badRole = await cli("member", "invite", workspace.id, "--email", "x@example.com", "--role", "owner")
+    expect(badRole.code).toBe(1)
+    expect(badRole.stderr).toContain("--role")
+  }, 120_000)
+
   it("fails with a clear message and status 1 on bad input", async () => {
     const badScopes = await cli("key", "create", "00000000-0000-0000-0000-000000000000", "--name", "k", "--scopes", "ROOT")
     expect(badScopes.code).toBe(1)

@@ -328,5 +328,20 @@ describe("console API: roles on every call", () => {
 
     const activity = await consoleCall(app.current, "GET", `/console/api/workspaces/${a}/activity?from=2026-01-01&to=2026-02-01&timezone=UTC`, { cookie })
     expect(activity.body.data).toEqual([{ day: "2026-01-05", messages: 1, activeUsers: 1, inputTokens: 10, outputTokens: 20 }])
+
+    // Active users per local day: 10:00Z, 18:40Z (u1) and 20:00Z (u2) are one day in UTC, two in Kolkata.
+    const message = (id: string, user: string, occurredAt: string) =>
+      ({ type: "message", id, occurredAt, user: { id: user }, model: "chatgen-4o", inputTokens: 1, outputTokens: 1 })
+    await call(app.current, "POST", `/admin/workspaces/${e}/events`, {
+      token: testAdminToken,
+      body: { events: [message("x1", "u1", "2026-01-05T10:00:00Z"), message("x2", "u1", "2026-01-05T18:40:00Z"), message("x3", "u2", "2026-01-05T20:00:00Z")] }
+    })
+    const days = async (timezone: string) =>
+      (await consoleCall(app.current, "GET", `/console/api/workspaces/${e}/activity?from=2026-01-04&to=2026-01-08&timezone=${timezone}`, { cookie }))
+        .body.data.map((r: { day: string; messages: number; activeUsers: number }) => [r.day, r.messages, r.activeUsers])
+    expect(await days("UTC")).toEqual([["2026-01-05", 3, 2]])
+    expect(await days("Asia/Kolkata")).toEqual([["2026-01-05", 1, 1], ["2026-01-06", 2, 2]])
+    expect(await days("America/Los_Angeles")).toEqual([["2026-01-05", 3, 2]])
+    expect(await days("Pacific/Kiritimati")).toEqual([["2026-01-06", 3, 2]])
   })
 })
