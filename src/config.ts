@@ -104,13 +104,16 @@ const publicUrl = Config.string("PUBLIC_URL").pipe(
   Config.map((raw) => raw.replace(/\/+$/, ""))
 )
 
-/** An empty HOST would be taken as "any address" by the listener yet give links to http://:PORT. */
+/**
+ * Loopback by default: a fresh `npm start` is not reachable from the network (containers set HOST=0.0.0.0).
+ * An empty HOST would be taken as "any address" by the listener yet give links to http://:PORT.
+ */
 const host = Config.string("HOST").pipe(
   Config.validate({
     message: "Expected a host name or IP address to listen on, such as 0.0.0.0, 127.0.0.1 or ::",
     validation: (h) => /^[A-Za-z0-9._%:-]+$/.test(h)
   }),
-  Config.withDefault("0.0.0.0")
+  Config.withDefault("127.0.0.1")
 )
 
 const upstream = (id: UpstreamId) => {
@@ -193,7 +196,11 @@ const priceTable = Config.string("PRICE_TABLE_FILE").pipe(
   })
 )
 
-/** The host part of default links: a wildcard address is reached on loopback; IPv6 goes in brackets. */
+/**
+ * The host part of the default PUBLIC_URL, http://HOST:PORT: a wildcard address (0.0.0.0, ::) is no address a
+ * client can use, so its links point at loopback (behind a proxy or in a container, set PUBLIC_URL); IPv6 goes
+ * in brackets.
+ */
 const linkHost = (listen: string): string =>
   listen === "0.0.0.0" || listen === "::" ? "127.0.0.1" : listen.includes(":") ? `[${listen}]` : listen
 

@@ -61,9 +61,18 @@ describe("HOST and PUBLIC_URL", () => {
     }
   })
 
-  it("derive PUBLIC_URL from a good HOST", () => {
+  it("listen on loopback unless HOST says otherwise", () => {
+    expect(Either.getOrThrow(read({})).host).toBe("127.0.0.1")
+    expect(Either.getOrThrow(read({ HOST: "0.0.0.0" })).host).toBe("0.0.0.0")
+  })
+
+  it("derive PUBLIC_URL from a good HOST and PORT, a wildcard HOST giving loopback links", () => {
     const publicUrlOf = (env: Record<string, string>) => Either.getOrThrow(read(env)).publicUrl
     expect(publicUrlOf({})).toBe("http://127.0.0.1:8080")
+    expect(publicUrlOf({ PORT: "9000" })).toBe("http://127.0.0.1:9000")
+    expect(publicUrlOf({ HOST: "0.0.0.0", PORT: "9000" })).toBe("http://127.0.0.1:9000")
+    expect(publicUrlOf({ HOST: "::" })).toBe("http://127.0.0.1:8080")
+    expect(publicUrlOf({ HOST: "0.0.0.0", PUBLIC_URL: "https://api.example.com" })).toBe("https://api.example.com")
     expect(publicUrlOf({ HOST: "api.internal", PORT: "9000" })).toBe("http://api.internal:9000")
     expect(publicUrlOf({ HOST: "::1" })).toBe("http://[::1]:8080")
   })

@@ -15,7 +15,6 @@ export interface ExportBenchResult {
   readonly rounds: number
   readonly copySeconds: number
   readonly copyRuns: ReadonlyArray<number>
-  readonly tsxIdleRssMb: number
   readonly variants: ReadonlyArray<{
     readonly name: string
     readonly seconds: number
@@ -32,8 +31,8 @@ const s = (value: number) => value.toFixed(2)
 export const renderSection = (r: ExportBenchResult): string => `## Export
 
 \`npm run bench:export\` — ${r.date}, ${r.machine}, ${r.versions}. One run: a fresh embedded
-PostgreSQL (default settings); the service built with esbuild into one JS file and run as its own
-process (local storage), on the same two cores as PostgreSQL and the benchmark. ${n(r.events)} demo events
+PostgreSQL (default settings); the service built as \`npm start\` builds it (dist/server) and run as its own
+process with plain node (local storage), on the same two cores as PostgreSQL and the benchmark. ${n(r.events)} demo events
 (91 days, 20,000 users, daily and weekly rhythm) ingested through the events endpoint, then the users
 export of the whole range: **${n(r.rows)} rows**, ${(r.bytes / 2 ** 20).toFixed(1)} MiB of CSV. Medians of ${r.rounds} interleaved rounds.
 
@@ -44,15 +43,15 @@ ${r.variants.map((v) => `| service (${v.name}): \`POST /export/users\`, request 
 
 Targets: within 1.5× of COPY; service peak RSS under 250 MB. Rounds (s): ${r.variants.map((v) => `${v.name}: ${v.runs.map(s).join(", ")}`).join("; ")}; COPY: ${r.copyRuns.map(s).join(", ")}.
 The service's file is ${n(r.bytes)} bytes (header line, CRLF line ends, quoting and neutralising),
-COPY's ${n(r.copyBytes)} bytes. For reference, the service under \`npm start\` (tsx) is at ${n(r.tsxIdleRssMb)} MB RSS when idle:
-the TypeScript loader keeps its own thread and heap.
+COPY's ${n(r.copyBytes)} bytes.
 
 How: the rows query runs behind a server-side cursor (\`DECLARE … NO SCROLL CURSOR\`, 5,000 rows per
 \`FETCH\`, two batches fetched ahead while the previous one is encoded and written); the count query runs
 at the same time on a second connection sharing the cursor's snapshot (\`pg_export_snapshot\`), so the
 1,000,000-row rule is decided before anything is written at no extra wall time. The live heap stays
 small whatever the row count; with Node's default heap sizing V8 lets garbage accumulate up to a few
-times the live heap before a full collection, which the capped process shows is not retained memory.
+times the live heap before a full collection, which the process under \`npm start\`'s heap settings shows is
+not retained memory.
 
 Ingestion: ${n(r.events)} events in ${n(Math.ceil(r.events / 10_000))} requests of 10,000 events, one request in flight:
 ${s(r.ingestSeconds)} s, **${n(r.events / r.ingestSeconds)} events/s** (every event validated, dimensions upserted,

@@ -1,8 +1,8 @@
 /**
  * Export benchmark (`npm run bench:export`). In one run, on a fresh embedded PostgreSQL:
  *
- * 1. builds the service into one JS file (esbuild) and starts it as its own process, twice: with
- *    Node's default heap sizing, and with `--max-old-space-size=256` as a container would set it;
+ * 1. builds the service as `npm start` does (dist/server) and starts it as its own process, twice: with the
+ *    heap settings `npm start` applies, and with Node's default heap sizing;
  * 2. ingests demo activity (about 2M events, ~1M user-days) through `POST /admin/workspaces/{id}/events`
  *    in 10,000-event batches: ingestion throughput in events/s;
  * 3. in interleaved rounds, runs (a) the users export end to end over HTTP (request → file stored
@@ -24,7 +24,8 @@ import { resolveDateRange } from "../../src/domain/datePoint"
 import { exportRowsStatement } from "../../src/domain/exportQueries"
 import { startEmbeddedPostgres } from "../../src/services/EmbeddedPostgres"
 import { type ExportBenchResult, writeSection } from "./results"
-import { type BenchService, buildServiceBundle, startService } from "./service"
+import { builtEntry, ensureBuilt, startFlags } from "../../test/support/builtService"
+import { type BenchService, startService } from "./service"
 
 const numberFromEnv = (name: string, fallback: number): number => {
   const raw = process.env[name]
@@ -110,22 +111,16 @@ const main = async () => {
       }).pipe(Scope.extend(scope))
     )
     const databaseUrl = Redacted.value(url)
-    const bundle = await buildServiceBundle()
-    const start = async (command: ReadonlyArray<string>, dataDir: string, nodeOptions?: string) => {
-      const service = await startService({ command, databaseUrl, dataDir: path.join(workDir, dataDir), ...(nodeOptions ? { nodeOptions } : {}) })
+    ensureBuilt()
+    const start = async (command: ReadonlyArray<string>, dataDir: string) => {
+      const service = await startService({ command, databaseUrl, dataDir: path.join(workDir, dataDir) })
       services.push(service)
       return service
     }
-    // The tsx process of `npm start`, for its idle footprint only.
-    const viaTsx = await start(["--import", "tsx", "src/main.ts"], "data-tsx")
-    await new Promise((resolve) => setTimeout(resolve, 1000))
-    const tsxIdleRssMb = viaTsx.rssMb()
-    await viaTsx.stop()
-    services.splice(services.indexOf(viaTsx), 1)
-
+    const entry = builtEntry("main")
     const variants: Array<Variant> = [
-      { name: "bundled, Node's default heap sizing", service: await start([bundle], "data-default"), runs: [] },
-      { name: "bundled, `--max-old-space-size=256`", service: await start([bundle], "data-capped", "--max-old-space-size=256"), runs: [] }
+      { name: `npm start: \`${startFlags.join(" ")}\``, service: await start(entry, "data-start"), runs: [] },
+      { name: "Node's default heap sizing", service: await start(entry.filter((arg) => !startFlags.includes(arg)), "data-default"), runs: [] }
     ]
     const idleRssMb = variants.map((variant) => variant.service.rssMb())
     const admin = variants[0]!.service
@@ -192,7 +187,6 @@ const main = async () => {
       rounds,
       copySeconds,
       copyRuns: copyRuns.map((r) => r.seconds),
-      tsxIdleRssMb,
       variants: variants.map((variant, index) => ({
         name: variant.name,
         seconds: median(variant.runs.map((r) => r.seconds)),

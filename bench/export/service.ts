@@ -2,29 +2,9 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
-import { build } from "esbuild"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const adminToken = "bench-admin-token-0123456789"
-
-/**
- * The service bundled into one ESM file, as a production build would run it: plain `node`, no
- * TypeScript loader (tsx keeps a loader thread with its own heap, ~90 MB). It sits two folders below
- * the repository so that its `../../sql` finds the migrations.
- */
-export const buildServiceBundle = async (): Promise<string> => {
-  const outfile = path.join(root, "bench/.work/export-service.mjs")
-  await build({
-    entryPoints: [path.join(root, "src/main.ts")],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    packages: "external",
-    outfile,
-    logLevel: "warning"
-  })
-  return outfile
-}
 
 const freePort = () =>
   new Promise<number>((resolve) => {

@@ -6,6 +6,7 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { builtEntry, ensureBuilt } from "../../test/support/builtService"
 import { writeSection } from "../results"
 import { ensureWrk, median, type Request, timeToFirstByte, wrk, type WrkResult } from "./load"
 import { installPeer, peerHeaders, peerVersion } from "./peer"
@@ -71,6 +72,7 @@ interface Measured {
 }
 
 const main = async (): Promise<void> => {
+  ensureBuilt()
   fs.mkdirSync(work, { recursive: true })
   const pin = pinning()
   // The orchestrator (and the TTFB client in it) stays off the core under test.
@@ -89,7 +91,7 @@ const main = async (): Promise<void> => {
   }
 
   try {
-    processes.direct = start("simulator", [...pin.driver, node, "--import", "tsx", "src/simulator/main.ts"], {
+    processes.direct = start("simulator", [...pin.driver, node, ...builtEntry("simulator")], {
       cwd: root,
       log: path.join(work, "simulator.log"),
       env: { SIMULATOR_PORT: String(ports.simulator), SIMULATOR_HOST: "127.0.0.1", SIMULATOR_TOKENIZER: "approximate", SIMULATOR_CHUNK_TOKENS: "1" }
@@ -103,7 +105,7 @@ const main = async (): Promise<void> => {
     }
     if (targets.includes("service")) {
       const profile = process.env.BENCH_PROFILE === "1" ? ["--cpu-prof", "--cpu-prof-dir", path.join(work, "profile")] : []
-      processes.service = start("service", [...pin.underTest, node, ...profile, "--import", "tsx", "src/main.ts"], {
+      processes.service = start("service", [...pin.underTest, node, ...profile, ...builtEntry("main")], {
         cwd: root,
         // Per-request log lines are part of the cost: written at the default level, to /dev/null.
         log: "/dev/null",

@@ -10,6 +10,7 @@ import { buildSync } from "esbuild"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { builtEntry, ensureBuilt } from "../../test/support/builtService"
 import { writeSection } from "../results"
 import { ensureWrk, median, type Request, wrk } from "./load"
 import { summarise } from "./profileSummary"
@@ -112,6 +113,7 @@ const bundled = (): string => {
 }
 
 const main = async (): Promise<void> => {
+  ensureBuilt()
   ensureWrk()
   const only = profiled ?? process.env.BENCH_ONLY
   const chosen = only === undefined ? steps : steps.filter((step) => step.target === "floor" || step.name.includes(only))
@@ -125,7 +127,7 @@ const main = async (): Promise<void> => {
   const node = process.execPath
   const started: Array<Started> = []
   try {
-    started.push(start("simulator", [...pin.driver, node, "--import", "tsx", "src/simulator/main.ts"], {
+    started.push(start("simulator", [...pin.driver, node, ...builtEntry("simulator")], {
       cwd: root,
       log: path.join(work, "steps-simulator.log"),
       env: { SIMULATOR_PORT: String(ports.simulator), SIMULATOR_HOST: "127.0.0.1", SIMULATOR_TOKENIZER: "approximate", SIMULATOR_CHUNK_TOKENS: "1" }
@@ -135,7 +137,7 @@ const main = async (): Promise<void> => {
       log: path.join(work, "steps-floor.log"),
       env: { FLOOR_PORT: String(ports.floor), FLOOR_UPSTREAM: simulatorUrl }
     })
-    const service = start("service", [...pin.underTest, node, ...(process.env.BENCH_SERVICE_FLAGS ?? "").split(" ").filter(Boolean), ...(profiled === undefined ? ["--import", "tsx", "src/main.ts"] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, bundled()])], {
+    const service = start("service", [...pin.underTest, node, ...(process.env.BENCH_SERVICE_FLAGS ?? "").split(" ").filter(Boolean), ...(profiled === undefined ? builtEntry("main") : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, bundled()])], {
       cwd: root,
       log: "/dev/null",
       env: {

@@ -10,6 +10,7 @@ import { RateLimiter } from "../../src/services/RateLimiter"
 import { RateLimiterMemory } from "../../src/services/RateLimiter/memory"
 import { RateLimiterRedis } from "../../src/services/RateLimiter/redis"
 import { startRedis } from "../../test/support/redis"
+import { ensureBuilt } from "../../test/support/builtService"
 import { spawnService, waitForOk } from "../../test/support/serviceProcess"
 import { freePort } from "../../src/services/EmbeddedPostgres"
 import { writeSection } from "../results"
@@ -82,6 +83,7 @@ const requestLatency = async (env: Record<string, string>) => {
 }
 
 const main = async () => {
+  ensureBuilt()
   const redis = await startRedis()
   const timings = { baseline: [] as Array<number>, memory: [] as Array<number>, redis: [] as Array<number> }
   for (let round = 0; round < rounds; round++) {

@@ -1,4 +1,4 @@
-// Runs the upstream simulator alone: `tsx src/simulator/main.ts`.
+// Runs the upstream simulator alone: `npm run simulator` (built into dist/server/simulator.js).
 // SIMULATOR_PORT (8090), SIMULATOR_HOST (127.0.0.1), SIMULATOR_TOKENIZER (exact | approximate), and settings.ts.
 import { NodeRuntime } from "@effect/platform-node"
 import { Config, Context, Effect, Layer } from "effect"

@@ -2,6 +2,7 @@ import { execFile } from "node:child_process"
 import * as path from "node:path"
 import { promisify } from "node:util"
 import { describe, expect, it } from "vitest"
+import { builtEntry } from "../support/builtService"
 import { call, testAdminToken, useApp } from "../support/testApp"
 
 const run = promisify(execFile)
@@ -12,7 +13,7 @@ describe("operator CLI", () => {
 
   const cli = async (...args: Array<string>) => {
     try {
-      const { stdout } = await run(process.execPath, ["dist/server/cli.js", ...args], {
+      const { stdout } = await run(process.execPath, [...builtEntry("cli"), ...args], {
         cwd: root,
         env: { PATH: process.env.PATH ?? "", WORKSPACE_API_URL: app.current.url, ADMIN_TOKEN: testAdminToken }
       })

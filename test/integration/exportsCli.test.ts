@@ -4,6 +4,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { promisify } from "node:util"
 import { describe, expect, it } from "vitest"
+import { builtEntry } from "../support/builtService"
 import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/testApp"
 
 const run = promisify(execFile)
@@ -14,7 +15,7 @@ describe("CLI seed and export", () => {
 
   const cli = async (...args: Array<string>) => {
     try {
-      const { stderr, stdout } = await run(process.execPath, ["dist/server/cli.js", ...args], {
+      const { stderr, stdout } = await run(process.execPath, [...builtEntry("cli"), ...args], {
         cwd: root,
         env: { PATH: process.env.PATH ?? "", WORKSPACE_API_URL: app.current.url, ADMIN_TOKEN: testAdminToken }
       })

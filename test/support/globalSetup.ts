@@ -1,10 +1,10 @@
 import { Effect, Exit, Redacted, Scope } from "effect"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { TestProject } from "vitest/node"
 import { startEmbeddedPostgres } from "../../src/services/EmbeddedPostgres"
+import { ensureBuilt } from "./builtService"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -13,25 +13,12 @@ declare module "vitest" {
   }
 }
 
-const root = path.resolve(import.meta.dirname, "../..")
-
 /**
- * The tests that spawn the service or the CLI run the built files, as `npm start` does: build them once
- * here (only when stale). A failure stops the run with the build's own messages.
- */
-const buildOnce = (): void => {
-  const built = spawnSync(process.execPath, ["scripts/build.mjs"], { cwd: root, encoding: "utf8" })
-  if (built.status !== 0) {
-    throw new Error(`node scripts/build.mjs failed (exit ${built.status ?? built.signal}):\n${built.stderr}${built.stdout}`)
-  }
-}
-
-/**
- * Builds dist/, then provides one PostgreSQL server for the whole run: DATABASE_URL when set, else an
- * embedded throw-away cluster.
+ * Builds dist/ (the tests that spawn the service or the CLI run the built files, as `npm start` does), then
+ * provides one PostgreSQL server for the whole run: DATABASE_URL when set, else an embedded throw-away cluster.
  */
 export default async function setup(project: TestProject) {
-  buildOnce()
+  ensureBuilt()
   const fromEnv = process.env.DATABASE_URL
   if (fromEnv) {
     project.provide("adminDatabaseUrl", fromEnv)

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import * as path from "node:path"
+import { builtEntry } from "./builtService"
 
 const root = path.resolve(import.meta.dirname, "../..")
 
@@ -10,9 +11,9 @@ export interface ServiceProcess {
   readonly exited: Promise<number | null>
 }
 
-/** Runs the built service (dist/server/main.js, built by the global setup) as `npm start` does, with the given environment. */
+/** Runs the built service (built by the global setup) with `npm start`'s flags and the given environment. */
 export const spawnService = (env: Record<string, string>): ServiceProcess => {
-  const child = spawn(process.execPath, ["dist/server/main.js"], {
+  const child = spawn(process.execPath, builtEntry("main"), {
     cwd: root,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", ...env },
     stdio: ["ignore", "pipe", "pipe"]
