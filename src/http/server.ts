@@ -7,6 +7,7 @@ import { AppConfig } from "../config"
 import { errorFormatOf, problemAs } from "./errorFormat"
 import { failureToProblem, isJsonOrUndeclared, tooLarge, unsupportedMediaType } from "./failureToProblem"
 import { trackConnections } from "./connectionDrain"
+import { loadConsoleAssets, serveConsole } from "./consoleWeb"
 import { ForwardingLane } from "./forwardingLane"
 import { requestContext } from "./requestContext"
 
@@ -124,7 +125,9 @@ export const HttpServerLive = Layer.unwrapEffect(
       return lane.claim(request, response) || emit(event, ...args)
     }) as typeof nodeServer.emit
     const serve = Effect.gen(function*() {
-      const app = yield* HttpApiBuilder.httpApp
+      const api = yield* HttpApiBuilder.httpApp
+      // The web console's pages and files sit beside the API under BASE_PATH (/console/, not /console/api/).
+      const app = serveConsole(yield* loadConsoleAssets, config.basePath)(api)
       const mounted = config.basePath === "" ? app : HttpRouter.empty.pipe(HttpRouter.mountApp(config.basePath, app))
       // Applied to the app, not passed to serve: serve's middleware runs after the response is written.
       return HttpServer.serve(requestContext(HttpMiddleware.xForwardedHeaders(mounted)))

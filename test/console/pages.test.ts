@@ -1,0 +1,267 @@
+/**
+ * Every page of the web console in Chromium, served by the real service, with the console API answered
+ * by stubs: what each page shows, its empty and error states, role-dependent parts, a screenshot of
+ * each (test/console/screenshots/) and an axe-core check. The flows against the real API are in flows.test.ts.
+ */
+import type { Page } from "playwright-core"
+import { describe, expect, it } from "vitest"
+import { useApp } from "../support/testApp"
+import { checkPage, hasChromium, newContext, useBrowser } from "./browser"
+import {
+  activityRows, adminSession, apiKeys, auditEntries, daysAgo, type Handler, memberSession, members, operatorSession,
+  settings, stubConsoleApi, usageRows
+} from "./stubApi"
+
+/** The API of a workspace with some traffic, as its admin (or member) sees it. */
+const workspaceApi = (session: unknown): Handler => ({ method, path, body }) => {
+  if (path === "session") return method === "DELETE" ? { status: 204 } : { status: 200, body: session }
+  if (path === "workspaces/ws1/usage") return { status: 200, body: { data: usageRows } }
+  if (path === "workspaces/ws1/activity") return { status: 200, body: { data: activityRows } }
+  if (path === "workspaces/ws1/settings") return { status: 200, body: settings }
+  if (path === "workspaces/ws1/api-keys" && method === "GET") return { status: 200, body: { data: apiKeys } }
+  if (path === "workspaces/ws1/api-keys" && method === "POST") {
+    const { name, scopes } = body as { name: string; scopes: Array<string> }
+    return {
+      status: 201,
+      body: { id: "k3", name, scopes, displayPrefix: "wsk_new1", createdAt: new Date().toISOString(), revokedAt: null, lastUsedAt: null, createdBy: "ada@example.com", key: "wsk_new1_secretsecretsecret" }
+    }
+  }
+  if (path === "workspaces/ws1/api-keys/k1" && method === "DELETE") return { status: 200, body: { ...apiKeys[0], revokedAt: new Date().toISOString() } }
+  if (path === "workspaces/ws1/members" && method === "GET") return { status: 200, body: { data: members } }
+  if (path === "workspaces/ws1/members" && method === "POST") {
+    return { status: 201, body: { ...members[2], email: (body as { email: string }).email, invitationUrl: "http://127.0.0.1/console/invitations/tok_abc", invitationExpiresAt: "2026-11-30T09:00:00Z" } }
+  }
+  if (path === "workspaces/ws1/models") {
+    return { status: 200, body: { data: [{ provider: "provider_a", family: "chat_completions", id: "chatgen-4o" }, { provider: "provider_c", family: "fim", id: "codemodel-2501" }] } }
+  }
+  if (path === "workspaces/ws1/audit") return { status: 200, body: { data: auditEntries, nextCursor: "c2" } }
+  if (path.startsWith("workspaces/ws1/exports/")) {
+    return {
+      status: 200,
+      body: {
+        success: true,
+        data: {
+          filePath: "users-usage/ws1/users-usage-2026-10-01-2026-11-01-a1b2.csv",
+          downloadUrl: `http://127.0.0.1/downloads/users-usage/ws1/x.csv?expires=${Math.floor(Date.now() / 1000) + 3600}&signature=ab`,
+          dataType: "users",
+          recordCount: 1234,
+          dateRange: { from: "2026-10-01T00:00:00+02:00", to: "2026-11-01T00:00:00+01:00" }
+        }
+      }
+    }
+  }
+  return undefined
+}
+
+const open = async (page: Page, url: string, heading: string): Promise<void> => {
+  await page.goto(url)
+  await page.getByRole("heading", { level: 1, name: heading }).waitFor()
+}
+
+describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_000 }, () => {
+  const app = useApp()
+  const browser = useBrowser()
+
+  it("signs in and shows the overview: totals of the recorded numbers, charts, platform activity", async () => {
+    const context = await newContext(browser.current)
+    const page = await context.newPage()
+    let signedIn = false
+    await stubConsoleApi(page, (request) => {
+      if (request.path === "session" && request.method === "GET" && !signedIn) return { status: 401, body: { error: { code: "unauthorized", message: "Sign in first." } } }
+      if (request.path === "session" && request.method === "POST") {
+        signedIn = true
+        return { status: 200, body: adminSession }
+      }
+      return workspaceApi(adminSession)(request)
+    })
+    await open(page, `${app.current.url}/console/`, "Sign in to the Workspace API console")
+    expect(new URL(page.url()).pathname).toBe("/console/login")
+    await checkPage(page, "01-login")
+    await page.getByLabel("Email").fill("ada@example.com")
+    await page.getByLabel("Password", { exact: true }).fill("correct horse battery")
+    await page.getByRole("button", { name: "Sign in", exact: true }).click()
+    await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor()
+    await page.locator(".chart canvas").first().waitFor()
+    expect(await page.locator("[data-total=requests]").textContent()).toBe("44")
+    expect(await page.locator("[data-total=tokens]").textContent()).toBe("14,300")
+    expect(await page.locator("[data-total=cost]").textContent()).toBe("$0.1307")
+    expect(await page.locator(".chart canvas").count()).toBe(5)
+    await page.getByText("Requests per day: show the numbers").click()
+    const row = page.getByRole("row", { name: new RegExp(daysAgo(2)) }).first()
+    expect(await row.textContent()).toContain("20")
+    await checkPage(page, "02-overview")
+    await context.close()
+  })
+
+  it("shows an empty overview and an error it can retry", async () => {
+    const context = await newContext(browser.current)
+    const page = await context.newPage()
+    let fail = true
+    await stubConsoleApi(page, (request) => {
+      if (request.path === "workspaces/ws1/usage") return { status: 200, body: { data: [] } }
+      if (request.path === "workspaces/ws1/activity") {
+        return fail ? { status: 500, body: { error: { code: "internal", message: "The database is unavailable." } } } : { status: 200, body: { data: [] } }
+      }
+      return workspaceApi(adminSession)(request)
+    })
+    await open(page, `${app.current.url}/console/w/ws1/overview`, "Overview")
+    await page.getByText("No API requests in this range.").waitFor()
+    await page.getByText("The database is unavailable.").waitFor()
+    await checkPage(page, "03-overview-empty-error")
+    fail = false
+    await page.getByRole("button", { name: "Try again" }).click()
+    await page.getByText("No platform messages in this range.").waitFor()
+    await context.close()
+  })
+
+  it("creates a key shown once with a copy button, and revokes one after confirming", async () => {
+    const context = await newContext(browser.current)
+    const page = await context.newPage()
+    const calls = await stubConsoleApi(page, workspaceApi(adminSession))
+    await open(page, `${app.current.url}/console/w/ws1/keys`, "API keys")
+    await page.getByRole("cell", { name: "wsk_3f9a…" }).waitFor()
+    await checkPage(page, "04-keys")
+    await page.getByLabel("Name").fill("reporting")
+    await page.getByLabel(/USAGE_EXPORT_API/).check()
+    await page.getByRole("button", { name: "Create key" }).click()
+    await page.getByText("wsk_new1_secretsecretsecret").waitFor()
+    expect(await page.getByRole("button", { name: "Copy key" }).isVisible()).toBe(true)
+    await checkPage(page, "05-key-created")
+    await page.getByRole("button", { name: "Done" }).click()
+    expect(await page.getByText("wsk_new1_secretsecretsecret").count()).toBe(0)
+    await page.getByRole("button", { name: "Revoke billing-service" }).click()
+    await page.getByRole("dialog").waitFor()
+    await checkPage(page, "06-key-revoke-confirm")
+    await page.getByRole("dialog").getByRole("button", { name: "Revoke" }).click()
+    await page.getByRole("dialog").waitFor({ state: "detached" })
+    expect(calls).toContain("DELETE workspaces/ws1/api-keys/k1")
+    await context.close()
+  })
+
+  it("runs an export with a visible running state and shows its result and download", async () => {
+    const context = await newContext(browser.current)
+    const page = await context.newPage()
+    await stubConsoleApi(page, workspaceApi(adminSession))
+    await open(page, `${app.current.url}/console/w/ws1/exports`, "Exports")
+    await page.getByText("No exports in this session yet.").waitFor()
+    await checkPage(page, "07-exports")
+    await page.getByLabel("Time zone").selectOption("Europe/Berlin")
+    await page.getByLabel("From").fill("2026-10-01")
+    await page.getByLabel("To").fill("2026-10-31")
+    await page.getByRole("button", { name: "Run export" }).click()
+    await page.getByTestId("record-count").waitFor()
+    expect(await page.getByTestId("record-count").textContent()).toBe("1,234")
+    expect(await page.getByRole("link", { name: "Download CSV" }).getAttribute("href")).toContain("/downloads/")
+    await page.getByRole("cell", { name: "users" }).waitFor()
+    await checkPage(page, "08-export-result")
+    await context.close()
+  })
+
+  it("lists members, invites one and shows the link to send, changes a role and removes someone after confirming", async () => {
+    const context = await newContext(browser.current)
+    const page = await context.newPage()
+    const calls = await stubConsoleApi(page, (request) => {
+      if (request.path === "workspaces/ws1/members/p2" && request.method === "PATCH") return { status: 200, body: { ...members[1], role: "admin" } }
+      if (request.path === "workspaces/ws1/members/p3" && request.method === "DELETE") return { status: 200, body: members[2] }
+      return workspaceApi(adminSession)(request)
+    })
+    await open(page, `${app.current.url}/console/w/ws1/members`, "Members")
+    await page.getByRole("cell", { name: "max@example.com", exact: true }).waitFor()
+    await page.getByLabel("Email").fill("eve@example.com")
+    await page.getByRole("button", { name: "Invite" }).click()
+    await page.getByTestId("invitation-url").waitFor()
+    await checkPage(page, "09-members")
+    await page.getByLabel("Role of max@example.com").selectOption("admin")
+    await page.getByRole("button", { name: "Remove new@example.com" }).click()
+    await page.getByRole("dialog").getByRole("button", { name: "Remove" }).click()
+    await page.getByRole("dialog").waitFor({ state: "detached" })
+    expect(calls).toContain("PATCH workspaces/ws1/members/p2")
+    expect(calls).toContain("DELETE workspaces/ws1/members/p3")
+    await context.close()
+  })
+
+  it("shows settings with the rate limits and what remains now, and the audit log with paging", async () => {
+    const context = await newContext(browser.current)
+    const page = await context.newPage()
+    await stubConsoleApi(page, workspaceApi(adminSession))
+    await open(page, `${app.current.url}/console/w/ws1/settings`, "Settings")
+    await page.getByRole("cell", { name: "588" }).waitFor()
+    expect(await page.getByLabel("Workspace time zone").inputValue()).toBe("Europe/Berlin")
+    await checkPage(page, "10-settings")
+    await page.getByRole("link", { name: "Audit" }).click()
+    await page.getByRole("heading", { level: 1, name: "Audit" }).waitFor()
+    await page.getByRole("rowheader", { name: "api_key.created" }).waitFor()
+    expect(await page.getByRole("button", { name: "Next page" }).isEnabled()).toBe(true)
+    await checkPage(page, "11-audit")
+    await context.close()
+  })
+
+  it("shows a member no export page, no admin pages and no USAGE_EXPORT_API scope", async () => {
+    const context = await newContext(browser.current)
+    const page = await context.newPage()
+    await stubConsoleApi(page, workspaceApi(memberSession))
+    await open(page, `${app.current.url}/console/w/ws1/keys`, "API keys")
+    const nav = page.getByRole("navigation", { name: "Workspace" })
+    expect(await nav.getByRole("link").allTextContents()).toEqual(["API keys", "Models"])
+    expect(await page.getByLabel(/USAGE_EXPORT_API/).count()).toBe(0)
+    expect(await page.getByLabel(/COMPLETION_API/).count()).toBe(1)
+    await checkPage(page, "12-member-keys")
+    await nav.getByRole("link", { name: "Models" }).click()
+    await page.getByRole("rowheader", { name: "codemodel-2501" }).waitFor()
+    await checkPage(page, "12b-member-models")
+    await open(page, `${app.current.url}/console/w/ws1/exports`, "Page not found")
+    await open(page, `${app.current.url}/console/w/ws1/overview`, "Page not found")
+    await context.close()
+  })
+
+  it("shows the operator the workspace list, creating a workspace and inviting its first admin", async () => {
+    const context = await newContext(browser.current)
+    const page = await context.newPage()
+    await stubConsoleApi(page, ({ method, path, query }) => {
+      if (path === "session") return { status: 200, body: operatorSession }
+      if (path === "workspaces" && method === "GET") {
+        const all = [{ id: "ws1", name: "Acme Research", role: "admin", createdAt: null }, { id: "ws2", name: "Globex", role: "admin", createdAt: null }]
+        const search = query.get("search")
+        return { status: 200, body: { data: all.filter((w) => search === null || w.name.includes(search)), nextCursor: null } }
+      }
+      if (path === "workspaces" && method === "POST") return { status: 201, body: { id: "ws9", name: "Initech", role: "admin", createdAt: null } }
+      if (path === "workspaces/ws9/members") return { status: 201, body: { ...members[0], id: "p9", email: "boss@initech.example", invitationUrl: "http://127.0.0.1/console/invitations/tok_9", invitationExpiresAt: "2026-11-30T09:00:00Z" } }
+      return undefined
+    })
+    await open(page, `${app.current.url}/console/`, "Workspaces")
+    await page.getByRole("link", { name: "Globex" }).waitFor()
+    await page.getByLabel("Search workspaces").fill("Glo")
+    await page.getByRole("button", { name: "Search" }).click()
+    await page.getByRole("link", { name: "Acme Research" }).waitFor({ state: "detached" })
+    await page.getByLabel("Workspace name").fill("Initech")
+    await page.getByRole("button", { name: "Create workspace" }).click()
+    await page.getByRole("heading", { name: "Invite the first admin" }).waitFor()
+    await page.getByLabel("Email").fill("boss@initech.example")
+    await page.getByRole("button", { name: "Invite" }).click()
+    await page.getByTestId("invitation-url").waitFor()
+    await checkPage(page, "13-operator-workspaces")
+    await context.close()
+  })
+
+  it("shows an invitation's page, refuses a short password before asking the server, and says when a link is spent", async () => {
+    const context = await newContext(browser.current)
+    const page = await context.newPage()
+    await stubConsoleApi(page, ({ path }) => {
+      if (path === "invitations/tok_ok") {
+        return { status: 200, body: { email: "new@example.com", name: null, role: "member", workspace: { id: "ws1", name: "Acme Research" }, expiresAt: "2026-11-30T09:00:00Z", hasPassword: false } }
+      }
+      if (path === "invitations/tok_used") return { status: 410, body: { error: { code: "gone", message: "This invitation was used." } } }
+      return undefined
+    })
+    await open(page, `${app.current.url}/console/invitations/tok_ok`, "Accept your invitation")
+    await page.getByText("Acme Research").waitFor()
+    await page.getByLabel("Password", { exact: true }).fill("short")
+    await page.getByRole("button", { name: "Set password" }).click()
+    await page.getByText("The password must have at least 12 characters.").waitFor()
+    await checkPage(page, "14-invitation")
+    await open(page, `${app.current.url}/console/invitations/tok_used`, "Accept your invitation")
+    await page.getByText(/already used, has expired/).waitFor()
+    await checkPage(page, "15-invitation-spent")
+    await context.close()
+  })
+})

@@ -1,0 +1,101 @@
+import { query, request } from "./client"
+import type {
+  ActivityRow, ApiKey, AuditEntry, ConsoleSettings, CreatedApiKey, GroupBy, Invitation, InvitationInfo, Member, Page, Person, Role,
+  Scope, Session, SettingsPatch, UsageExportDataType, UsageExportResult, UsageRow, WorkspaceModel, WorkspaceRef, WorkspaceSummary
+} from "./types"
+
+/** What the session endpoints answer; the operator has no person (`member` null or absent). */
+interface SessionBody {
+  readonly member?: Person | null
+  readonly operator?: boolean
+  readonly workspaces?: ReadonlyArray<WorkspaceRef>
+}
+
+const toSession = (body: SessionBody): Session => ({
+  member: body.member ?? null,
+  operator: body.operator === true,
+  workspaces: body.workspaces ?? []
+})
+
+const ws = (workspaceId: string, rest: string): string => `workspaces/${encodeURIComponent(workspaceId)}/${rest}`
+
+export const getSession = async (): Promise<Session> =>
+  toSession(await request<SessionBody>("GET", "session", undefined, { quietUnauthorized: true }))
+
+export const signIn = async (email: string, password: string): Promise<Session> =>
+  toSession(await request<SessionBody>("POST", "session", { email, password }, { quietUnauthorized: true }))
+
+export const signInAsOperator = async (adminToken: string): Promise<Session> =>
+  toSession(await request<SessionBody>("POST", "session", { adminToken }, { quietUnauthorized: true }))
+
+export const signOut = (): Promise<void> => request("DELETE", "session", undefined, { quietUnauthorized: true })
+
+export const getInvitation = (token: string): Promise<InvitationInfo> =>
+  request("GET", `invitations/${encodeURIComponent(token)}`, undefined, { quietUnauthorized: true })
+
+export const getWorkspace = (workspaceId: string): Promise<WorkspaceSummary> => request("GET", `workspaces/${encodeURIComponent(workspaceId)}`)
+
+export const acceptInvitation = async (token: string, password: string, name: string): Promise<Session> =>
+  toSession(await request<SessionBody>(
+    "POST",
+    `invitations/${encodeURIComponent(token)}`,
+    name.trim() === "" ? { password } : { password, name: name.trim() },
+    { quietUnauthorized: true }
+  ))
+
+export const listApiKeys = (workspaceId: string): Promise<{ readonly data: ReadonlyArray<ApiKey> }> =>
+  request("GET", ws(workspaceId, "api-keys"))
+
+export const createApiKey = (workspaceId: string, name: string, scopes: ReadonlyArray<Scope>): Promise<CreatedApiKey> =>
+  request("POST", ws(workspaceId, "api-keys"), { name, scopes })
+
+export const revokeApiKey = (workspaceId: string, keyId: string): Promise<ApiKey> =>
+  request("DELETE", ws(workspaceId, `api-keys/${encodeURIComponent(keyId)}`))
+
+export const listModels = (workspaceId: string): Promise<{ readonly data: ReadonlyArray<WorkspaceModel> }> =>
+  request("GET", ws(workspaceId, "models"))
+
+export const getUsage = (
+  workspaceId: string,
+  range: { readonly from: string; readonly to: string; readonly timezone: string },
+  groupBy: GroupBy
+): Promise<{ readonly data: ReadonlyArray<UsageRow> }> =>
+  request("GET", ws(workspaceId, `usage${query({ ...range, groupBy })}`))
+
+export const getActivity = (
+  workspaceId: string,
+  range: { readonly from: string; readonly to: string; readonly timezone: string }
+): Promise<{ readonly data: ReadonlyArray<ActivityRow> }> =>
+  request("GET", ws(workspaceId, `activity${query(range)}`))
+
+export const runExport = (
+  workspaceId: string,
+  dataType: UsageExportDataType,
+  from: { readonly date: string; readonly timezone: string },
+  to: { readonly date: string; readonly timezone: string }
+): Promise<UsageExportResult> => request("POST", ws(workspaceId, `exports/${dataType}`), { from, to })
+
+export const listMembers = (workspaceId: string): Promise<{ readonly data: ReadonlyArray<Member> }> =>
+  request("GET", ws(workspaceId, "members"))
+
+export const inviteMember = (workspaceId: string, email: string, name: string, role: Role): Promise<Invitation> =>
+  request("POST", ws(workspaceId, "members"), name.trim() === "" ? { email, role } : { email, name: name.trim(), role })
+
+export const changeRole = (workspaceId: string, memberId: string, role: Role): Promise<Member> =>
+  request("PATCH", ws(workspaceId, `members/${encodeURIComponent(memberId)}`), { role })
+
+export const removeMember = (workspaceId: string, memberId: string): Promise<Member> =>
+  request("DELETE", ws(workspaceId, `members/${encodeURIComponent(memberId)}`))
+
+export const getSettings = (workspaceId: string): Promise<ConsoleSettings> => request("GET", ws(workspaceId, "settings"))
+
+export const saveSettings = (workspaceId: string, patch: SettingsPatch): Promise<ConsoleSettings> =>
+  request("PATCH", ws(workspaceId, "settings"), patch)
+
+export const listAudit = (workspaceId: string, options: { readonly cursor?: string; readonly action?: string }): Promise<Page<AuditEntry>> =>
+  request("GET", ws(workspaceId, `audit${query({ limit: 50, cursor: options.cursor, action: options.action })}`))
+
+export const listWorkspaces = (options: { readonly search?: string; readonly cursor?: string }): Promise<Page<WorkspaceSummary>> =>
+  request("GET", `workspaces${query({ limit: 20, search: options.search, cursor: options.cursor })}`)
+
+export const createWorkspace = (name: string): Promise<WorkspaceSummary> => request("POST", "workspaces", { name })

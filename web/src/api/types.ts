@@ -1,0 +1,50 @@
+/**
+ * The console API's shapes, imported as types only from the server's Schema contracts (src/api/consoleApi.ts):
+ * the pages and the server cannot drift apart, and nothing of Effect reaches the bundle (`import type` is erased).
+ */
+import type {
+  ActivityRow as ActivityRowSchema,
+  ConsoleApiKeyView,
+  ConsoleCreatedApiKey,
+  ConsoleSettings as ConsoleSettingsSchema,
+  ConsoleWorkspace,
+  InvitationView,
+  LimitView,
+  ModelView,
+  SessionView,
+  UsageGroupBy,
+  UsageRow as UsageRowSchema,
+  WorkspaceMembership
+} from "../../../src/api/consoleApi"
+import type { AuditView, InvitedMember, MemberView } from "../../../src/api/schemas/members"
+import type { UsageExportDataType, UsageExportResult } from "../../../src/api/schemas/usageExport"
+import type { Scope as ScopeSchema } from "../../../src/domain/apiKey"
+import type { MemberRole } from "../../../src/domain/console"
+import type { WorkspaceSettingsPatch } from "../../../src/domain/workspaceSettings"
+
+export type { UsageExportDataType, UsageExportResult }
+
+export type Role = typeof MemberRole.Type
+export type Scope = typeof ScopeSchema.Type
+export type WorkspaceRef = typeof WorkspaceMembership.Type
+export type Session = typeof SessionView.Type
+export type Person = NonNullable<Session["member"]>
+export type ApiKey = typeof ConsoleApiKeyView.Type
+export type CreatedApiKey = typeof ConsoleCreatedApiKey.Type
+export type GroupBy = typeof UsageGroupBy.Type
+export type UsageRow = typeof UsageRowSchema.Type
+export type ActivityRow = typeof ActivityRowSchema.Type
+export type Member = typeof MemberView.Type
+export type Invitation = typeof InvitedMember.Type
+export type InvitationInfo = typeof InvitationView.Type
+export type AuditEntry = typeof AuditView.Type
+export type WorkspaceSummary = typeof ConsoleWorkspace.Type
+export type RateLimitReading = typeof LimitView.Type
+export type WorkspaceModel = typeof ModelView.Type
+export type ConsoleSettings = typeof ConsoleSettingsSchema.Type
+export type SettingsPatch = WorkspaceSettingsPatch
+
+export interface Page<A> {
+  readonly data: ReadonlyArray<A>
+  readonly nextCursor: string | null
+}

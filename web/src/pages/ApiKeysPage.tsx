@@ -1,0 +1,142 @@
+import { useState } from "preact/hooks"
+import { createApiKey, listApiKeys, revokeApiKey } from "../api/console"
+import type { ApiKey, CreatedApiKey, Scope, WorkspaceRef } from "../api/types"
+import { ConfirmDialog } from "../components/ConfirmDialog"
+import { CopyButton } from "../components/CopyButton"
+import { Checkbox, Field } from "../components/Field"
+import { Empty, ErrorNote, LoadFailed, Loading } from "../components/Notice"
+import { formatTime } from "../lib/dates"
+import { useAction, useLoad } from "../lib/useLoad"
+
+const scopeLabels: Readonly<Record<Scope, string>> = {
+  COMPLETION_API: "COMPLETION_API — chat completions, messages, FIM, embeddings",
+  USAGE_EXPORT_API: "USAGE_EXPORT_API — usage exports"
+}
+
+/** Only admins may create export keys (the server refuses a member's request too). */
+const scopesFor = (workspace: WorkspaceRef): ReadonlyArray<Scope> =>
+  workspace.role === "admin" ? ["COMPLETION_API", "USAGE_EXPORT_API"] : ["COMPLETION_API"]
+
+export const ApiKeysPage = ({ workspace }: { readonly workspace: WorkspaceRef }) => {
+  const [keys, reload] = useLoad(() => listApiKeys(workspace.id), [workspace.id])
+  const [created, setCreated] = useState<CreatedApiKey | null>(null)
+  const [revoking, setRevoking] = useState<ApiKey | null>(null)
+  const revoke = useAction((key: ApiKey) => revokeApiKey(workspace.id, key.id))
+  return (
+    <section>
+      <h1>API keys</h1>
+      <p class="lead">
+        {workspace.role === "admin"
+          ? "Keys of this workspace. A key is shown once, when it is created; only its prefix is kept visible."
+          : "Your keys in this workspace. A key is shown once, when it is created."}
+      </p>
+      {created === null
+        ? <CreateKeyForm workspace={workspace} onCreated={(key) => {
+          setCreated(key)
+          reload()
+        }} />
+        : <NewKey created={created} onDone={() => setCreated(null)} />}
+      <h2>Keys</h2>
+      {keys.state === "loading" ? <Loading /> : null}
+      {keys.state === "failed" ? <LoadFailed error={keys.error} onRetry={reload} /> : null}
+      {keys.state === "ready" && keys.value.data.length === 0 ? <Empty>No API keys yet. Create one above.</Empty> : null}
+      {keys.state === "ready" && keys.value.data.length > 0 ? <KeyTable keys={keys.value.data} onRevoke={setRevoking} /> : null}
+      <ErrorNote error={revoke.error} />
+      {revoking === null ? null : (
+        <ConfirmDialog
+          title={`Revoke the key “${revoking.name}”?`}
+          confirmLabel="Revoke"
+          busy={revoke.running}
+          onCancel={() => setRevoking(null)}
+          onConfirm={async () => {
+            await revoke.run(revoking)
+            setRevoking(null)
+            reload()
+          }}
+        >
+          <p>Applications using <code>{revoking.displayPrefix}…</code> get 401 within a second. This cannot be undone.</p>
+        </ConfirmDialog>
+      )}
+    </section>
+  )
+}
+
+const CreateKeyForm = ({ workspace, onCreated }: {
+  readonly workspace: WorkspaceRef
+  readonly onCreated: (key: CreatedApiKey) => void
+}) => {
+  const [name, setName] = useState("")
+  const [scopes, setScopes] = useState<ReadonlyArray<Scope>>(["COMPLETION_API"])
+  const create = useAction(createApiKey)
+  return (
+    <form
+      class="card"
+      onSubmit={async (event) => {
+        event.preventDefault()
+        const key = await create.run(workspace.id, name.trim(), scopes)
+        if (key !== undefined) {
+          setName("")
+          onCreated(key)
+        }
+      }}
+    >
+      <h2>Create a key</h2>
+      <Field label="Name" value={name} onInput={setName} required hint="What uses it, e.g. “billing-service”." />
+      <fieldset>
+        <legend>Scopes</legend>
+        {scopesFor(workspace).map((scope) => (
+          <Checkbox
+            key={scope}
+            label={scopeLabels[scope]}
+            checked={scopes.includes(scope)}
+            onChange={(on) => setScopes(on ? [...scopes, scope] : scopes.filter((s) => s !== scope))}
+          />
+        ))}
+      </fieldset>
+      <ErrorNote error={create.error} />
+      <button type="submit" disabled={create.running || scopes.length === 0 || name.trim() === ""}>Create key</button>
+    </form>
+  )
+}
+
+/** The new key, once: it is never shown again. */
+const NewKey = ({ created, onDone }: { readonly created: CreatedApiKey; readonly onDone: () => void }) => (
+  <div class="card success" role="region" aria-label="New API key">
+    <h2>Key “{created.name}” created</h2>
+    <p>Copy it now: it is shown only this once.</p>
+    <p><code class="secret" data-testid="new-key">{created.key}</code></p>
+    <p><CopyButton text={created.key} label="Copy key" /></p>
+    <button type="button" class="secondary" onClick={onDone}>Done</button>
+  </div>
+)
+
+const KeyTable = ({ keys, onRevoke }: { readonly keys: ReadonlyArray<ApiKey>; readonly onRevoke: (key: ApiKey) => void }) => (
+  <div class="table-scroll" tabIndex={0}>
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scopes</th><th scope="col">Created by</th>
+          <th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th>
+        </tr>
+      </thead>
+      <tbody>
+        {keys.map((key) => (
+          <tr key={key.id} class={key.revokedAt === null ? "" : "revoked"}>
+            <th scope="row">{key.name}</th>
+            <td class="nowrap"><code>{key.displayPrefix}…</code></td>
+            <td>{key.scopes.join(", ")}</td>
+            <td>{key.createdBy}</td>
+            <td class="nowrap">{formatTime(key.createdAt)}</td>
+            <td class="nowrap">{key.lastUsedAt === null ? "Never" : formatTime(key.lastUsedAt)}</td>
+            <td>{key.revokedAt === null ? "Active" : `Revoked ${formatTime(key.revokedAt)}`}</td>
+            <td>
+              {key.revokedAt === null
+                ? <button type="button" class="danger small" aria-label={`Revoke ${key.name}`} onClick={() => onRevoke(key)}>Revoke</button>
+                : null}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  </div>
+)
