@@ -23,7 +23,7 @@ const workspaceApi = (session: unknown): Handler => ({ method, path, body }) => 
     const { name, scopes } = body as { name: string; scopes: Array<string> }
     return {
       status: 201,
-      body: { id: "k3", name, scopes, displayPrefix: "wsk_new1", createdAt: new Date().toISOString(), revokedAt: null, lastUsedAt: null, createdBy: "ada@example.com", key: "wsk_new1_secretsecretsecret" }
+      body: { id: "k3", name, scopes, displayPrefix: "wsk_new1…", createdAt: new Date().toISOString(), revokedAt: null, lastUsedAt: null, createdBy: "ada@example.com", key: "wsk_new1_secretsecretsecret" }
     }
   }
   if (path === "workspaces/ws1/api-keys/k1" && method === "DELETE") return { status: 200, body: { ...apiKeys[0], revokedAt: new Date().toISOString() } }

@@ -65,11 +65,11 @@ export const activityRows = [
 
 export const apiKeys = [
   {
-    id: "k1", name: "billing-service", displayPrefix: "wsk_3f9a", scopes: ["COMPLETION_API", "USAGE_EXPORT_API"],
+    id: "k1", name: "billing-service", displayPrefix: "wsk_3f9a…", scopes: ["COMPLETION_API", "USAGE_EXPORT_API"],
     createdAt: "2026-10-02T09:30:00Z", revokedAt: null, lastUsedAt: "2026-11-20T14:00:00Z", createdBy: "ada@example.com"
   },
   {
-    id: "k2", name: "old-bot", displayPrefix: "wsk_77c1", scopes: ["COMPLETION_API"],
+    id: "k2", name: "old-bot", displayPrefix: "wsk_77c1…", scopes: ["COMPLETION_API"],
     createdAt: "2026-06-11T08:00:00Z", revokedAt: "2026-09-01T10:00:00Z", lastUsedAt: null, createdBy: "operator"
   }
 ]

@@ -54,7 +54,7 @@ export const ApiKeysPage = ({ workspace }: { readonly workspace: WorkspaceRef })
             reload()
           }}
         >
-          <p>Applications using <code>{revoking.displayPrefix}…</code> get 401 within a second. This cannot be undone.</p>
+          <p>Applications using <code>{revoking.displayPrefix}</code> get 401 within a second. This cannot be undone.</p>
         </ConfirmDialog>
       )}
     </section>
@@ -123,8 +123,8 @@ const KeyTable = ({ keys, onRevoke }: { readonly keys: ReadonlyArray<ApiKey>; re
         {keys.map((key) => (
           <tr key={key.id} class={key.revokedAt === null ? "" : "revoked"}>
             <th scope="row">{key.name}</th>
-            <td class="nowrap"><code>{key.displayPrefix}…</code></td>
-            <td>{key.scopes.join(", ")}</td>
+            <td class="nowrap"><code>{key.displayPrefix}</code></td>
+            <td>{key.scopes.map((scope) => <div key={scope}>{scope}</div>)}</td>
             <td>{key.createdBy}</td>
             <td class="nowrap">{formatTime(key.createdAt)}</td>
             <td class="nowrap">{key.lastUsedAt === null ? "Never" : formatTime(key.lastUsedAt)}</td>
