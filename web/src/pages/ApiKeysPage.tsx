@@ -126,8 +126,8 @@ const KeyTable = ({ keys, onRevoke }: { readonly keys: ReadonlyArray<ApiKey>; re
             <td class="nowrap"><code>{key.displayPrefix}</code></td>
             <td>{key.scopes.map((scope) => <div key={scope}>{scope}</div>)}</td>
             <td>{key.createdBy}</td>
-            <td class="nowrap">{formatTime(key.createdAt)}</td>
-            <td class="nowrap">{key.lastUsedAt === null ? "Never" : formatTime(key.lastUsedAt)}</td>
+            <td>{formatTime(key.createdAt)}</td>
+            <td>{key.lastUsedAt === null ? "Never" : formatTime(key.lastUsedAt)}</td>
             <td>{key.revokedAt === null ? "Active" : `Revoked ${formatTime(key.revokedAt)}`}</td>
             <td>
               {key.revokedAt === null
