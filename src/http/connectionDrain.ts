@@ -24,7 +24,11 @@ export const trackConnections = (server: http.Server) => {
       const socket = request.socket
       inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1)
       response.once("close", () => {
-        inFlight.set(socket, Math.max(0, (inFlight.get(socket) ?? 1) - 1))
+        const count = inFlight.get(socket)
+        // A client that went away mid-response closes the socket first, and it is forgotten then:
+        // counting it again would keep it (with its request, response and their fibers) for good.
+        if (count === undefined) return
+        inFlight.set(socket, Math.max(0, count - 1))
         closeIfIdle(socket)
       })
     },
@@ -33,6 +37,8 @@ export const trackConnections = (server: http.Server) => {
       draining = true
       for (const socket of inFlight.keys()) closeIfIdle(socket)
     },
+    /** Connections currently kept (for tests). */
+    tracked: () => inFlight.size,
     /** Closes every connection, busy or not (after the grace period). */
     closeAll: () => {
       for (const socket of inFlight.keys()) socket.destroy()
