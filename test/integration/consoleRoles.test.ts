@@ -343,5 +343,24 @@ describe("console API: roles on every call", () => {
     expect(await days("Asia/Kolkata")).toEqual([["2026-01-05", 1, 1], ["2026-01-06", 2, 2]])
     expect(await days("America/Los_Angeles")).toEqual([["2026-01-05", 3, 2]])
     expect(await days("Pacific/Kiritimati")).toEqual([["2026-01-06", 3, 2]])
+
+    // DST days (23 hours: read from the bitmaps) beside 24-hour ones (read from the per-day counts),
+    // in two batches: the second recounts the days the first touched.
+    await call(app.current, "POST", `/admin/workspaces/${e}/events`, {
+      token: testAdminToken,
+      body: { events: [message("d1", "u3", "2026-03-28T23:30:00Z"), message("d2", "u3", "2026-03-29T22:30:00Z")] }
+    })
+    await call(app.current, "POST", `/admin/workspaces/${e}/events`, {
+      token: testAdminToken,
+      body: { events: [message("d3", "u4", "2026-03-29T23:30:00Z"), message("d4", "u3", "2026-03-30T12:00:00Z")] }
+    })
+    const spring = async (timezone: string) =>
+      (await consoleCall(app.current, "GET", `/console/api/workspaces/${e}/activity?from=2026-03-27&to=2026-04-01&timezone=${timezone}`, { cookie }))
+        .body.data.map((r: { day: string; messages: number; activeUsers: number }) => [r.day, r.messages, r.activeUsers])
+    // Berlin's March 29 is 23:00Z–22:00Z; London's is 00:00Z–23:00Z.
+    expect(await spring("Europe/Berlin")).toEqual([["2026-03-29", 1, 1], ["2026-03-30", 3, 2]])
+    expect(await spring("Europe/London")).toEqual([["2026-03-28", 1, 1], ["2026-03-29", 1, 1], ["2026-03-30", 2, 2]])
+    expect(await spring("UTC")).toEqual([["2026-03-28", 1, 1], ["2026-03-29", 2, 2], ["2026-03-30", 1, 1]])
+    expect(await spring("Asia/Kolkata")).toEqual([["2026-03-29", 1, 1], ["2026-03-30", 3, 2]])
   })
 })
