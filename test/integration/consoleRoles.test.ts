@@ -88,6 +88,12 @@ describe("console API: roles on every call", () => {
       expected: { admin: 200, member: 403, operator: 200, nobody: 401, otherAdmin: 404 }
     },
     {
+      name: "recent exports",
+      method: "GET",
+      route: () => `/console/api/workspaces/${a}/exports?limit=5`,
+      expected: { admin: 200, member: 403, operator: 200, nobody: 401, otherAdmin: 404 }
+    },
+    {
       name: "usage",
       method: "GET",
       route: () => `/console/api/workspaces/${a}/usage?from=2026-01-01&to=2026-02-01&groupBy=family`,
@@ -154,6 +160,43 @@ describe("console API: roles on every call", () => {
       }
     })
   }
+
+  it("lists the workspace's exports, console and public, while their links live, each signed again", async () => {
+    const d = (await createWorkspace(app.current, "Delta")).id
+    const admin = await invitePerson(app.current, d, "admin@delta.example", "admin")
+    await call(app.current, "POST", `/admin/workspaces/${d}/events`, {
+      token: testAdminToken,
+      body: { events: [{ type: "message", id: "e1", occurredAt: "2026-01-05T10:00:00Z", user: { id: "u1" }, model: "chatgen-4o", inputTokens: 1, outputTokens: 2 }] }
+    })
+    const empty = await consoleCall(app.current, "GET", `/console/api/workspaces/${d}/exports`, { cookie: admin.cookie })
+    expect(empty.body).toEqual({ data: [] })
+    const ran = await consoleCall(app.current, "POST", `/console/api/workspaces/${d}/exports/users`, { cookie: admin.cookie, body: exportBody })
+    expect(ran.status).toBe(200)
+    const key = await createKey(app.current, d, ["USAGE_EXPORT_API"], "reports")
+    const publicRun = await call(app.current, "POST", "/export/models", { token: key.key, body: { ...exportBody, from: { date: "2026-01-01", timezone: "Europe/Berlin" } } })
+    expect(publicRun.status).toBe(200)
+
+    const listed = await consoleCall(app.current, "GET", `/console/api/workspaces/${d}/exports`, { cookie: admin.cookie })
+    expect(listed.status).toBe(200)
+    expect(listed.body.data.map((e: { dataType: string; createdBy: string; timezone: string }) => [e.dataType, e.createdBy, e.timezone])).toEqual([
+      ["models", expect.stringMatching(/^API key reports \(/), "Europe/Berlin"],
+      ["users", "admin@delta.example", "UTC"]
+    ])
+    const [, users] = listed.body.data
+    expect(users).toMatchObject({ filePath: ran.body.data.filePath, recordCount: ran.body.data.recordCount, dateRange: ran.body.data.dateRange })
+    // The link is signed again, with the first link's expiry, and it downloads the file.
+    expect(new URL(users.downloadUrl).searchParams.get("expires")).toBe(new URL(ran.body.data.downloadUrl).searchParams.get("expires"))
+    expect(Date.parse(users.expiresAt)).toBe(Number(new URL(ran.body.data.downloadUrl).searchParams.get("expires")) * 1000)
+    const download = await fetch(users.downloadUrl)
+    expect(download.status).toBe(200)
+    expect((await download.text()).split("\n").filter((line) => line !== "").length).toBe(users.recordCount + 1)
+    expect((await consoleCall(app.current, "GET", `/console/api/workspaces/${d}/exports?limit=1`, { cookie: admin.cookie })).body.data).toHaveLength(1)
+
+    // An expired link leaves the list.
+    await query(app.current.env.DATABASE_URL!, "UPDATE export_runs SET link_expires_at = now() - interval '1 second' WHERE file_path = $1", [users.filePath])
+    const later = await consoleCall(app.current, "GET", `/console/api/workspaces/${d}/exports`, { cookie: admin.cookie })
+    expect(later.body.data.map((e: { dataType: string }) => e.dataType)).toEqual(["models"])
+  })
 
   it("members see and revoke only their own keys; every key records who created it", async () => {
     const own = await consoleCall(app.current, "POST", `/console/api/workspaces/${a}/api-keys`, {

@@ -85,11 +85,11 @@ export const makeS3ExportStorage = (options: {
         )
         return { filePath, bytes }
       }),
-    downloadUrl: (filePath) =>
+    downloadUrl: (filePath, expiresAt) =>
       Effect.zipRight(
         checked(filePath),
         Effect.tryPromise({
-          try: () =>
+          try: (): Promise<string> =>
             getSignedUrl(
               client,
               new GetObjectCommand({
@@ -97,7 +97,8 @@ export const makeS3ExportStorage = (options: {
                 Key: filePath,
                 ResponseContentDisposition: `attachment; filename="${fileName(filePath)}"`
               }),
-              { expiresIn: options.linkTtlSeconds }
+              // S3 signs a lifetime from now: what remains of the first link's.
+              { expiresIn: expiresAt === undefined ? options.linkTtlSeconds : Math.max(1, Math.floor((expiresAt.getTime() - Date.now()) / 1000)) }
             ),
           catch: (cause) => new ExportStorageError({ operation: "link", filePath, cause })
         })
