@@ -97,8 +97,7 @@ export const makeS3ExportStorage = (options: {
                 Key: filePath,
                 ResponseContentDisposition: `attachment; filename="${fileName(filePath)}"`
               }),
-              // S3 signs a lifetime from now: what remains of the first link's.
-              { expiresIn: expiresAt === undefined ? options.linkTtlSeconds : Math.max(1, Math.floor((expiresAt.getTime() - Date.now()) / 1000)) }
+              expiresAt === undefined ? { expiresIn: options.linkTtlSeconds } : presignedUntil(expiresAt, Date.now())
             ),
           catch: (cause) => new ExportStorageError({ operation: "link", filePath, cause })
         })
@@ -106,6 +105,15 @@ export const makeS3ExportStorage = (options: {
     // Downloads go straight to the object store.
     read: (filePath) => Effect.as(checked(filePath), Option.none())
   })
+}
+
+/**
+ * S3 links carry a signing time (whole seconds) and a lifetime: signed now, with what remains until
+ * `expiresAt`, so the link ends exactly then.
+ */
+const presignedUntil = (expiresAt: Date, now: number): { readonly signingDate: Date; readonly expiresIn: number } => {
+  const signedAt = Math.floor(now / 1000)
+  return { signingDate: new Date(signedAt * 1000), expiresIn: Math.max(1, Math.floor(expiresAt.getTime() / 1000) - signedAt) }
 }
 
 /** S3 storage as configured: S3_BUCKET, S3_ENDPOINT, S3_REGION, S3_FORCE_PATH_STYLE, AWS credentials. */
