@@ -406,4 +406,45 @@ describe("console API: roles on every call", () => {
     expect(await spring("UTC")).toEqual([["2026-03-28", 1, 1], ["2026-03-29", 2, 2], ["2026-03-30", 1, 1]])
     expect(await spring("Asia/Kolkata")).toEqual([["2026-03-29", 1, 1], ["2026-03-30", 3, 2]])
   })
+
+  it("counts active users as the ledger does in every kind of zone, whatever the batches and their order", async () => {
+    const w = (await createWorkspace(app.current, "Zones")).id
+    // Deterministic pseudo-random messages over two DST seasons, sent as concurrent batches out of order.
+    let seed = 7
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
+    const windows = [Date.parse("2026-03-26T00:00:00Z"), Date.parse("2026-10-22T00:00:00Z")]
+    const events = Array.from({ length: 600 }, (_, i) => ({
+      type: "message",
+      id: `z${i}`,
+      occurredAt: new Date(windows[i % 2]! + Math.floor(next() * 14 * 96) * 900_000 + Math.floor(next() * 900_000)).toISOString(),
+      user: { id: `u${Math.floor(next() * next() * 40)}` },
+      model: "chatgen-4o",
+      inputTokens: 1,
+      outputTokens: 1
+    }))
+    const batches = Array.from({ length: 6 }, (_, b) => events.filter((_, i) => i % 6 === b))
+    const sent = await Promise.all(batches.map((batch) =>
+      call(app.current, "POST", `/admin/workspaces/${w}/events`, { token: testAdminToken, body: { events: batch } })))
+    expect(sent.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200])
+    const cookie = await operatorCookie(app.current)
+    // Whole-hour, half-hour and 45-minute offsets, a 30-minute DST shift (Lord Howe), both hemispheres.
+    const zones = ["UTC", "Europe/Berlin", "Europe/London", "America/Los_Angeles", "Asia/Kolkata", "Asia/Kathmandu",
+      "Australia/Lord_Howe", "Pacific/Chatham", "Pacific/Kiritimati", "America/St_Johns"]
+    for (const timezone of zones) {
+      for (const [from, to] of [["2026-03-25", "2026-04-10"], ["2026-10-21", "2026-11-06"]] as const) {
+        const answer = await consoleCall(app.current, "GET", `/console/api/workspaces/${w}/activity?from=${from}&to=${to}&timezone=${timezone}`, { cookie })
+        const ledger = await query<{ day: string; messages: number; users: number }>(
+          app.current.env.DATABASE_URL!,
+          `SELECT to_char(occurred_at AT TIME ZONE $2, 'YYYY-MM-DD') AS day, count(*)::int AS messages, count(DISTINCT user_ref)::int AS users
+           FROM message_events WHERE workspace_id = $1 AND occurred_at >= ($3::timestamp AT TIME ZONE $2) AND occurred_at < ($4::timestamp AT TIME ZONE $2)
+           GROUP BY 1 ORDER BY 1`,
+          [w, timezone, from, to]
+        )
+        expect(
+          answer.body.data.map((r: { day: string; messages: number; activeUsers: number }) => [r.day, r.messages, r.activeUsers]),
+          `${timezone} ${from}`
+        ).toEqual(ledger.map((r) => [r.day, r.messages, r.users]))
+      }
+    }
+  })
 })
