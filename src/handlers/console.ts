@@ -152,7 +152,8 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
       .handle("runExport", ({ path, payload }) =>
         Effect.gen(function*() {
           const { actor, workspace } = yield* consoleErrors(allowed(path.id, "admin"))
-          const data = yield* exports.run({ kind: path.dataType, workspace, from: payload.from, to: payload.to, createdBy: { label: actorLabel(actor) } }).pipe(
+          const createdBy = { label: actorLabel(actor) }
+          const data = yield* exports.run({ kind: path.dataType, workspace, from: payload.from, to: payload.to, createdBy }).pipe(
             Effect.tapErrorTag("ExportStorageError", (error) => Effect.logError("export storage failed", error.cause)),
             Effect.tapErrorTag("StorageFailure", (error) => Effect.logError("export query failed", error.cause)),
             Effect.mapError(fromExport)

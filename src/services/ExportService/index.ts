@@ -169,10 +169,13 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
           const expiresAt = new Date((Math.floor((yield* Clock.currentTimeMillis) / 1000) + exportLinkTtlSeconds) * 1000)
           const downloadUrl = yield* storage.downloadUrl(filePath, expiresAt)
           const dateRange = { from: range.from.iso, to: range.to.iso }
+          // Recorded for the console's list of recent exports (any instance, any browser).
+          const label = "label" in createdBy ? createdBy.label : null
+          const keyId = "keyId" in createdBy ? createdBy.keyId : null
           yield* sql`INSERT INTO export_runs
             (workspace_id, data_type, range_from, range_to, timezone, record_count, file_path, created_by, created_by_key, link_expires_at)
             VALUES (${workspace.id}, ${kind}, ${dateRange.from}, ${dateRange.to}, ${from.timezone}, ${recordCount}, ${filePath},
-                    ${"label" in createdBy ? createdBy.label : null}, ${"keyId" in createdBy ? createdBy.keyId : null}, ${expiresAt})`.pipe(Effect.mapError((cause) => new StorageFailure({ cause })))
+                    ${label}, ${keyId}, ${expiresAt})`.pipe(Effect.mapError((cause) => new StorageFailure({ cause })))
           yield* Effect.logInfo("export written").pipe(
             Effect.annotateLogs({ kind, workspaceId: workspace.id, filePath, rows: recordCount, bytes: stored.bytes })
           )
