@@ -47,9 +47,9 @@ const random = (seed: number) => () => {
 }
 
 /** An instant in the 90 days, weekdays and office hours (UTC 07–17) more likely. */
-const instant = (next: () => number): Date => {
+const instant = (next: () => number, onDay?: number): Date => {
   for (;;) {
-    const day = Math.floor(next() * days)
+    const day = onDay ?? Math.floor(next() * days)
     const weekday = new Date(start + day * 86_400_000).getUTCDay()
     const office = next() < 0.8
     const hour = office ? 7 + Math.floor(next() * 10) : Math.floor(next() * 24)
@@ -85,10 +85,10 @@ const copy = async (db: pg.Client, statement: string, source: Iterable<string>):
   return (performance.now() - began) / 1000
 }
 
-const messageLines = (workspaceId: string, userRefs: ReadonlyArray<string>, count: number, seed: number, prefix: string) => {
+const messageLines = (workspaceId: string, userRefs: ReadonlyArray<string>, count: number, seed: number, prefix: string, onDay?: number) => {
   const next = random(seed)
   return lines(count, (i) => {
-    const at = instant(next).toISOString()
+    const at = instant(next, onDay).toISOString()
     const user = userRefs[Math.floor(next() * next() * userRefs.length)]!
     const model = chatModels[Math.floor(next() * chatModels.length)]!
     return `${workspaceId}\t${at}\t${user}\t${50 + Math.floor(next() * 2000)}\t${20 + Math.floor(next() * 800)}\t${prefix}${i}\t${model}\n`
@@ -158,10 +158,30 @@ const main = async () => {
     )
     console.log(`  ${requestsSeconds.toFixed(1)} s; measuring the trigger's cost…`)
     const otherRefs = await refs(other)
-    await db.query("ALTER TABLE message_events DISABLE TRIGGER message_events_rollup")
+    // The same 200,000 messages' cost three ways: no rollup trigger, the 0008 rollups only, and
+    // with the 0009 active-user counts as well (what ingestion runs).
+    const triggers = async (rollups: boolean, activeDays: boolean) => {
+      await db.query(`ALTER TABLE message_events ${rollups ? "ENABLE" : "DISABLE"} TRIGGER message_events_rollup`)
+      await db.query(`ALTER TABLE message_events ${activeDays ? "ENABLE" : "DISABLE"} TRIGGER message_events_zz_active_days`)
+    }
+    await triggers(false, false)
     const withoutTrigger = await copy(db, `COPY ${messageColumns} FROM STDIN`, messageLines(other, otherRefs, 200_000, 3, "a"))
-    await db.query("ALTER TABLE message_events ENABLE TRIGGER message_events_rollup")
-    const withTrigger = await copy(db, `COPY ${messageColumns} FROM STDIN`, messageLines(other, otherRefs, 200_000, 4, "b"))
+    await triggers(true, false)
+    const withRollups = await copy(db, `COPY ${messageColumns} FROM STDIN`, messageLines(other, otherRefs, 200_000, 4, "b"))
+    await triggers(true, true)
+    const withTrigger = await copy(db, `COPY ${messageColumns} FROM STDIN`, messageLines(other, otherRefs, 200_000, 5, "c"))
+    // A batch as the events endpoint stores one: 1,000 messages of one (week)day, with the 0008
+    // rollups only and with both (median of 5 each).
+    const batch = async (round: number) => copy(db, `COPY ${messageColumns} FROM STDIN`, messageLines(other, otherRefs, 1_000, 10 + round, `e${round}-`, 40))
+    const batches = async (rounds: ReadonlyArray<number>) => {
+      const seconds: Array<number> = []
+      for (const round of rounds) seconds.push(await batch(round))
+      return median(seconds) * 1000
+    }
+    await triggers(true, false)
+    const batchRollups = await batches([0, 1, 2, 3, 4])
+    await triggers(true, true)
+    const batchBoth = await batches([5, 6, 7, 8, 9])
     await db.query("VACUUM ANALYZE")
     const sizes = (await db.query<{ name: string; rows: string }>(
       `SELECT relname AS name, n_live_tup::text AS rows FROM pg_stat_user_tables
@@ -188,6 +208,17 @@ const main = async () => {
       })
       results.push({ name: "platform activity (messages, active users)", ...t, rows })
     }
+    let activityBerlin: ReadonlyArray<{ day: string; messages: number; activeUsers: number }> = []
+    {
+      // India's midnights are on a half hour: every day read from the per-day counts' quarter 74.
+      const kolkata = { ...range, timezone: "Asia/Kolkata" }
+      let rows = 0
+      const t = await timed(async () => {
+        rows = (await Effect.runPromise(service.activity(workspace, kolkata))).length
+      })
+      results.push({ name: "platform activity in Asia/Kolkata", ...t, rows })
+      activityBerlin = await Effect.runPromise(service.activity(workspace, range))
+    }
     const baseline: Array<{ name: string; cold: number; warm: number; max: number; rows: number }> = []
     for (const [name, text] of [
       [
@@ -209,6 +240,15 @@ const main = async () => {
       })
       baseline.push({ name, ...t, rows })
     }
+    // The rollups must say what the ledger says (Berlin's range holds the March DST day).
+    const ledger = (await db.query<{ day: string; messages: string; users: string }>(
+      `SELECT to_char(occurred_at AT TIME ZONE $2, 'YYYY-MM-DD') AS day, count(*)::text AS messages, count(DISTINCT user_ref)::text AS users
+       FROM message_events WHERE workspace_id = $1 AND occurred_at >= ($3::timestamp AT TIME ZONE $2) AND occurred_at < ($4::timestamp AT TIME ZONE $2)
+       GROUP BY 1 ORDER BY 1`,
+      [workspace, range.timezone, range.from, range.to]
+    )).rows.map((r) => `${r.day} ${r.messages} ${r.users}`)
+    const rolled = activityBerlin.map((r) => `${r.day} ${r.messages} ${r.activeUsers}`)
+    if (JSON.stringify(ledger) !== JSON.stringify(rolled)) throw new Error("platform activity differs from the ledger")
     await Effect.runPromise(Scope.close(runtimeScope, Exit.void))
     await db.end()
 
@@ -237,11 +277,14 @@ const main = async () => {
       "read the ratios to the baseline rather than the absolute times). Design: API requests and messages are summed " +
       "per workspace, key, family and model in hourly and 15-minute UTC buckets (hourly when every local midnight of " +
       "the range is on a whole UTC hour, 15-minute otherwise, e.g. Asia/Kolkata); active users are a bitmap of quarter " +
-      "hours per user and UTC day, so distinct users per local day are exact in every zone. Triggers on the ledger " +
-      "tables' INSERT statements keep them current.",
+      "hours per user and UTC day, and from them (sql/0009) 96 counts per UTC day, the distinct users of the 24 " +
+      "hours from each quarter hour: a 24-hour local day of any zone reads one row, a DST day the bitmaps of its " +
+      "UTC days, exact in every zone. Triggers on the ledger tables' INSERT statements keep them current.",
       "",
       `Rollup rows: ${sizes.map((s) => `${s.name} ${Number(s.rows).toLocaleString("en")}`).join(", ")}. ` +
-      `Ingestion cost of the trigger: 200,000 messages copied in ${ms(withoutTrigger)} s without it, ${ms(withTrigger)} s with it.`,
+      `Ingestion cost of the triggers: 200,000 messages copied in ${ms(withoutTrigger)} s without them, ${ms(withRollups)} s with ` +
+      `the 0008 rollups only, ${ms(withTrigger)} s with the 0009 active-user counts as well; a batch of 1,000 messages of one ` +
+      `day (median of 5) ${ms(batchRollups)} ms with the rollups only, ${ms(batchBoth)} ms with both.`,
       ""
     ].join("\n")
     const resultsFile = path.resolve(import.meta.dirname, "../RESULTS.md")

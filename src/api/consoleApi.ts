@@ -121,6 +121,17 @@ export const ConsoleWorkspace = Schema.Struct({
   createdAt: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "ConsoleWorkspace" })
 
+export const RecentExportView = Schema.Struct({
+  ...UsageExportResult.fields.data.fields,
+  id: Schema.String,
+  /** The time zone the export was asked in. */
+  timezone: Schema.String,
+  createdBy: Schema.String.annotations({ description: "operator, the email of the person, or the API key that ran it" }),
+  createdAt: Schema.String,
+  /** When the download link (signed again for this answer, same expiry) stops working. */
+  expiresAt: Schema.String
+}).annotations({ identifier: "RecentExport" })
+
 export const ModelView = Schema.Struct({ provider: Schema.String, family: Schema.String, id: Schema.String })
   .annotations({ identifier: "ConsoleModel" })
 
@@ -200,6 +211,16 @@ export class ConsoleApi extends HttpApiGroup.make("console")
       .setPayload(UsageExportRequest)
       .addSuccess(UsageExportResult)
       .annotate(OpenApi.Description, "Admins only: the public export endpoint's result (same rules and errors).")
+  )
+  .add(
+    HttpApiEndpoint.get("recentExports")`/console/api/workspaces/${workspaceId}/exports`
+      .setUrlParams(Schema.Struct({ limit: PageParams.limit }))
+      .addSuccess(Schema.Struct({ data: Schema.Array(RecentExportView) }))
+      .annotate(
+        OpenApi.Description,
+        "Admins only: the workspace's exports (console and public endpoints) whose links still live, newest first, " +
+          "each with a freshly signed download link; limit default 20."
+      )
   )
   .add(
     HttpApiEndpoint.get("usage")`/console/api/workspaces/${workspaceId}/usage`

@@ -15,7 +15,7 @@ import { type InvalidUsageRange, UsageOverview } from "../services/UsageOverview
 import { workspaceModels, WorkspaceLimits } from "../services/WorkspaceLimits"
 import { type StorageFailure, type WorkspaceNotFound, Workspaces } from "../services/Workspaces"
 import { asExportError } from "./exports"
-import { auditView, clientAddress, invitedView, keyView, memberView } from "./consoleViews"
+import { auditView, clientAddress, invitedView, keyView, memberView, recentExportView } from "./consoleViews"
 
 type Refusal = WorkspaceNotFound | ApiKeyNotFound | MemberNotFound | LastAdmin | InvalidUsageRange | StorageFailure | ConsoleError
 
@@ -152,7 +152,8 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
       .handle("runExport", ({ path, payload }) =>
         Effect.gen(function*() {
           const { actor, workspace } = yield* consoleErrors(allowed(path.id, "admin"))
-          const data = yield* exports.run({ kind: path.dataType, workspace, from: payload.from, to: payload.to }).pipe(
+          const createdBy = { label: actorLabel(actor) }
+          const data = yield* exports.run({ kind: path.dataType, workspace, from: payload.from, to: payload.to, createdBy }).pipe(
             Effect.tapErrorTag("ExportStorageError", (error) => Effect.logError("export storage failed", error.cause)),
             Effect.tapErrorTag("StorageFailure", (error) => Effect.logError("export query failed", error.cause)),
             Effect.mapError(fromExport)
@@ -164,6 +165,15 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
             `${path.dataType} ${payload.from.date} ${payload.from.timezone} – ${payload.to.date} ${payload.to.timezone} (${data.recordCount} rows)`
           ))
           return { success: true as const, data }
+        }))
+      .handle("recentExports", ({ path, urlParams }) =>
+        Effect.gen(function*() {
+          yield* consoleErrors(allowed(path.id, "admin"))
+          const list = yield* exports.recent(path.id, urlParams.limit ?? 20).pipe(
+            Effect.tapErrorTag("ExportStorageError", (error) => Effect.logError("export link failed", error.cause)),
+            Effect.mapError(fromExport)
+          )
+          return { data: list.map(recentExportView) }
         }))
       .handle("usage", ({ path, urlParams }) =>
         consoleErrors(Effect.gen(function*() {

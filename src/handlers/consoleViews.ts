@@ -4,6 +4,7 @@ import { sessionCookie } from "../api/consoleApi"
 import type { AppConfigShape } from "../config"
 import type { ApiKeyRecord } from "../services/ApiKeys"
 import type { AuditPage } from "../services/AuditLog"
+import type { RecentExport } from "../services/ExportService/index"
 import type { Invitation, Member } from "../services/Members"
 import type { Workspace } from "../services/Workspaces"
 
@@ -42,6 +43,13 @@ export const keyView = (k: ApiKeyRecord) => ({
 export const auditView = (page: AuditPage) => ({
   data: page.data.map((r) => ({ at: r.at.toISOString(), actor: r.actor, action: r.action, target: r.target, address: r.address })),
   nextCursor: page.nextCursor
+})
+
+export const recentExportView = (e: RecentExport) => ({
+  ...e,
+  dateRange: { ...e.dateRange },
+  createdAt: e.createdAt.toISOString(),
+  expiresAt: e.expiresAt.toISOString()
 })
 
 export const workspaceView = (w: Workspace) => ({ id: w.id, name: w.name, settings: w.settings, createdAt: w.createdAt.toISOString() })

@@ -41,8 +41,8 @@ export const asExportError = (failure: ExportFailure): ExportError => {
 
 const exportOf = (exports: ExportService["Type"], kind: ExportKind) => ({ payload }: { readonly payload: UsageExportRequest }) =>
   Effect.gen(function*() {
-    const { workspace } = yield* CurrentPrincipal
-    const data = yield* exports.run({ kind, workspace, from: payload.from, to: payload.to }).pipe(
+    const { keyId, workspace } = yield* CurrentPrincipal
+    const data = yield* exports.run({ kind, workspace, from: payload.from, to: payload.to, createdBy: { keyId } }).pipe(
       Effect.tapErrorTag("ExportStorageError", (error) => Effect.logError("export storage failed", error.cause)),
       Effect.tapErrorTag("StorageFailure", (error) => Effect.logError("export query failed", error.cause)),
       Effect.mapError(asExportError)

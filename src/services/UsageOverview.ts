@@ -50,8 +50,8 @@ const checkRange = (range: LocalRange): Effect.Effect<void, InvalidUsageRange> =
 
 /**
  * The console's overview, read from the rollups of sql/0008_usage_rollups.sql (15-minute UTC
- * buckets, summed into the local days of any zone), never from the ledger: it stays fast however
- * large the ledger grows. Local midnights are resolved by PostgreSQL (`AT TIME ZONE`).
+ * buckets, summed into the local days of any zone) and the active-user counts of
+ * sql/0009_active_user_days.sql, never from the ledger: it stays fast however large the ledger grows. Local midnights are resolved by PostgreSQL (`AT TIME ZONE`).
  */
 export class UsageOverview extends Context.Tag("UsageOverview")<UsageOverview, {
   /** Forwarded API requests per local day and group. */
@@ -124,14 +124,31 @@ export class UsageOverview extends Context.Tag("UsageOverview")<UsageOverview, {
                        sum(input_tokens)::float8 AS input_tokens, sum(output_tokens)::float8 AS output_tokens
                 FROM ${table.messages} WHERE ${within(workspaceId, range)} GROUP BY 1
               ),
-              -- Each UTC day of the range: the local date at its start, and how many of its quarter
-              -- hours come before the next local midnight (those belong to that date, the rest to the next).
+              -- Each local date of the range: when it starts, and whether it lasts 24 hours from a
+              -- quarter hour (then one count of sql/0009_active_user_days.sql is its active users).
+              local_days AS MATERIALIZED (
+                SELECT l::date AS day, (starts AT TIME ZONE 'UTC')::date AS utc_day,
+                       extract(epoch FROM starts - ((starts AT TIME ZONE 'UTC')::date AT TIME ZONE 'UTC')) / 900 AS quarter,
+                       extract(epoch FROM ends - starts) = 86400 AS whole
+                FROM generate_series(${range.from}::date::timestamp, (${range.to}::date - 1)::timestamp, interval '1 day') AS l,
+                     LATERAL (SELECT l AT TIME ZONE ${range.timezone} AS starts,
+                                     (l + interval '1 day') AT TIME ZONE ${range.timezone} AS ends) AS s
+              ),
+              counted AS (
+                SELECT l.day, coalesce(a.users[l.quarter::int + 1], 0) AS active_users
+                FROM local_days l LEFT JOIN usage_active_user_days a ON a.workspace_id = ${workspaceId} AND a.day = l.utc_day
+                WHERE l.whole AND l.quarter = floor(l.quarter)
+              ),
+              -- The other local days (DST changes): from the bitmaps. Each UTC day around them: the
+              -- local date at its start, and how many of its quarter hours come before the next local
+              -- midnight (those belong to that date, the rest to the next).
               utc_days AS MATERIALIZED (
                 SELECT d::date AS day, start_local,
                        least(96, greatest(0, ceil(extract(epoch FROM ((start_local + 1)::timestamp AT TIME ZONE ${range.timezone})
                          - (d AT TIME ZONE 'UTC')) / 900)))::int AS early
                 FROM generate_series((${range.from}::date - 1)::timestamp, ${range.to}::date::timestamp, interval '1 day') AS d,
                      LATERAL (SELECT ((d AT TIME ZONE 'UTC') AT TIME ZONE ${range.timezone})::date AS start_local) AS s
+                WHERE EXISTS (SELECT 1 FROM local_days l WHERE l.day IN (start_local, start_local + 1) AND l.day NOT IN (SELECT day FROM counted))
               ),
               masks AS MATERIALIZED (
                 SELECT day, start_local, (repeat('1', early) || repeat('0', 96 - early))::bit(96) AS early FROM utc_days
@@ -139,17 +156,20 @@ export class UsageOverview extends Context.Tag("UsageOverview")<UsageOverview, {
               -- A user's row of a UTC day counts for the local date of its early quarter hours and for the
               -- next one by its late quarter hours; a user seen in both parts of a local date counts once.
               parts AS (
-                SELECT u.user_ref, m.start_local AS day FROM usage_active_users u JOIN masks m USING (day)
-                WHERE u.workspace_id = ${workspaceId} AND u.day >= ${range.from}::date - 1 AND u.day <= ${range.to}::date
-                  AND bit_count(u.quarters & m.early) > 0
+                SELECT u.user_ref, m.start_local AS day FROM masks m JOIN usage_active_users u
+                  ON u.workspace_id = ${workspaceId} AND u.day = m.day
+                WHERE bit_count(u.quarters & m.early) > 0
                 UNION ALL
-                SELECT u.user_ref, m.start_local + 1 FROM usage_active_users u JOIN masks m USING (day)
-                WHERE u.workspace_id = ${workspaceId} AND u.day >= ${range.from}::date - 1 AND u.day <= ${range.to}::date
-                  AND bit_count(u.quarters & ~m.early) > 0
+                SELECT u.user_ref, m.start_local + 1 FROM masks m JOIN usage_active_users u
+                  ON u.workspace_id = ${workspaceId} AND u.day = m.day
+                WHERE bit_count(u.quarters & ~m.early) > 0
               ),
               users AS (
-                SELECT day, count(DISTINCT user_ref)::int AS active_users FROM parts
-                WHERE day >= ${range.from}::date AND day < ${range.to}::date GROUP BY day
+                SELECT day, active_users FROM counted
+                UNION ALL
+                SELECT day, count(DISTINCT user_ref)::int FROM parts
+                WHERE day >= ${range.from}::date AND day < ${range.to}::date AND day NOT IN (SELECT day FROM counted)
+                GROUP BY day
               )
               SELECT to_char(messages.day, 'YYYY-MM-DD') AS day, messages.messages, messages.input_tokens,
                      messages.output_tokens, users.active_users

@@ -168,6 +168,22 @@ describe.skipIf(!hasChromium)("web console flows (real API)", { timeout: 180_000
     // One local day of 23 hours: +01:00 at its start, +02:00 at its end; both messages on it.
     expect(lines[1]?.split(",").slice(0, 2)).toEqual(["2026-03-29T00:00:00+01:00", "2026-03-30T00:00:00+02:00"])
     expect(lines[1]?.split(",")[5]).toBe("2")
+
+    // The recent list comes from the server: after a reload (no state of this tab) it still shows the
+    // export, who ran it, and a link that downloads the same file.
+    await adminPage.reload()
+    const recent = adminPage.getByRole("table", { name: "Recent exports" })
+    const row = recent.getByRole("row").filter({ has: adminPage.getByRole("rowheader", { name: "users" }) }).first()
+    await row.waitFor()
+    const cells = await row.getByRole("cell").allTextContents()
+    expect(cells[1]).toBe("1")
+    expect(cells[2]).toContain("ada@example.com")
+    const [again] = await Promise.all([
+      adminPage.waitForEvent("download"),
+      row.getByRole("link", { name: "Download users export" }).click()
+    ])
+    expect(fs.readFileSync((await again.path()) ?? "", "utf8")).toBe(csv)
+    await checkPage(adminPage, "flow-06b-recent-exports")
   })
 
   it("shows a member no export page and no export scope; the API refuses them with 403", async (ctx) => {

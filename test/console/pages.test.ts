@@ -12,8 +12,17 @@ import {
   settings, stubConsoleApi, usageRows
 } from "./stubApi"
 
-/** The API of a workspace with some traffic, as its admin (or member) sees it. */
-const workspaceApi = (session: unknown): Handler => ({ method, path, body }) => {
+/** The API of a workspace with some traffic, as its admin (or member) sees it; exports run are listed after. */
+const workspaceApi = (session: unknown): Handler => {
+  const exportsRun: Array<unknown> = []
+  return ({ method, path, body }) => workspaceAnswer(session, exportsRun, { method, path, body })
+}
+
+const workspaceAnswer = (
+  session: unknown,
+  exportsRun: Array<unknown>,
+  { body, method, path }: { readonly method: string; readonly path: string; readonly body: unknown }
+): ReturnType<Handler> => {
   if (path === "session") return method === "DELETE" ? { status: 204 } : { status: 200, body: session }
   if (path === "workspaces/ws1/usage") return { status: 200, body: { data: usageRows } }
   if (path === "workspaces/ws1/activity") return { status: 200, body: { data: activityRows } }
@@ -35,20 +44,25 @@ const workspaceApi = (session: unknown): Handler => ({ method, path, body }) => 
     return { status: 200, body: { data: [{ provider: "provider_a", family: "chat_completions", id: "chatgen-4o" }, { provider: "provider_c", family: "fim", id: "codemodel-2501" }] } }
   }
   if (path === "workspaces/ws1/audit") return { status: 200, body: { data: auditEntries, nextCursor: "c2" } }
+  if (path === "workspaces/ws1/exports" && method === "GET") return { status: 200, body: { data: exportsRun } }
   if (path.startsWith("workspaces/ws1/exports/")) {
-    return {
-      status: 200,
-      body: {
-        success: true,
-        data: {
-          filePath: "users-usage/ws1/users-usage-2026-10-01-2026-11-01-a1b2.csv",
-          downloadUrl: `http://127.0.0.1/downloads/users-usage/ws1/x.csv?expires=${Math.floor(Date.now() / 1000) + 3600}&signature=ab`,
-          dataType: "users",
-          recordCount: 1234,
-          dateRange: { from: "2026-10-01T00:00:00+02:00", to: "2026-11-01T00:00:00+01:00" }
-        }
-      }
+    const expiresAt = Math.floor(Date.now() / 1000) + 3600
+    const data = {
+      filePath: "users-usage/ws1/users-usage-2026-10-01-2026-11-01-a1b2.csv",
+      downloadUrl: `http://127.0.0.1/downloads/users-usage/ws1/x.csv?expires=${expiresAt}&signature=ab`,
+      dataType: "users",
+      recordCount: 1234,
+      dateRange: { from: "2026-10-01T00:00:00+02:00", to: "2026-11-01T00:00:00+01:00" }
     }
+    exportsRun.unshift({
+      ...data,
+      id: `e${exportsRun.length + 1}`,
+      timezone: "Europe/Berlin",
+      createdBy: "ada@example.com",
+      createdAt: new Date().toISOString(),
+      expiresAt: new Date(expiresAt * 1000).toISOString()
+    })
+    return { status: 200, body: { success: true, data } }
   }
   return undefined
 }
@@ -143,7 +157,7 @@ describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_
     const page = await context.newPage()
     await stubConsoleApi(page, workspaceApi(adminSession))
     await open(page, `${app.current.url}/console/w/ws1/exports`, "Exports")
-    await page.getByText("No exports in this session yet.").waitFor()
+    await page.getByText("No exports with a working link.").waitFor()
     await checkPage(page, "07-exports")
     await page.getByLabel("Time zone").selectOption("Europe/Berlin")
     await page.getByLabel("From").fill("2026-10-01")
@@ -152,7 +166,9 @@ describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_
     await page.getByTestId("record-count").waitFor()
     expect(await page.getByTestId("record-count").textContent()).toBe("1,234")
     expect(await page.getByRole("link", { name: "Download CSV" }).getAttribute("href")).toContain("/downloads/")
-    await page.getByRole("cell", { name: "users" }).waitFor()
+    // The recent list is read again from the server after the run.
+    await page.getByRole("table", { name: "Recent exports" }).getByRole("rowheader", { name: "users" }).waitFor()
+    await page.getByRole("cell", { name: /ada@example\.com/ }).waitFor()
     await checkPage(page, "08-export-result")
     await context.close()
   })

@@ -88,6 +88,12 @@ describe("console API: roles on every call", () => {
       expected: { admin: 200, member: 403, operator: 200, nobody: 401, otherAdmin: 404 }
     },
     {
+      name: "recent exports",
+      method: "GET",
+      route: () => `/console/api/workspaces/${a}/exports?limit=5`,
+      expected: { admin: 200, member: 403, operator: 200, nobody: 401, otherAdmin: 404 }
+    },
+    {
       name: "usage",
       method: "GET",
       route: () => `/console/api/workspaces/${a}/usage?from=2026-01-01&to=2026-02-01&groupBy=family`,
@@ -154,6 +160,43 @@ describe("console API: roles on every call", () => {
       }
     })
   }
+
+  it("lists the workspace's exports, console and public, while their links live, each signed again", async () => {
+    const d = (await createWorkspace(app.current, "Delta")).id
+    const admin = await invitePerson(app.current, d, "admin@delta.example", "admin")
+    await call(app.current, "POST", `/admin/workspaces/${d}/events`, {
+      token: testAdminToken,
+      body: { events: [{ type: "message", id: "e1", occurredAt: "2026-01-05T10:00:00Z", user: { id: "u1" }, model: "chatgen-4o", inputTokens: 1, outputTokens: 2 }] }
+    })
+    const empty = await consoleCall(app.current, "GET", `/console/api/workspaces/${d}/exports`, { cookie: admin.cookie })
+    expect(empty.body).toEqual({ data: [] })
+    const ran = await consoleCall(app.current, "POST", `/console/api/workspaces/${d}/exports/users`, { cookie: admin.cookie, body: exportBody })
+    expect(ran.status).toBe(200)
+    const key = await createKey(app.current, d, ["USAGE_EXPORT_API"], "reports")
+    const publicRun = await call(app.current, "POST", "/export/models", { token: key.key, body: { ...exportBody, from: { date: "2026-01-01", timezone: "Europe/Berlin" } } })
+    expect(publicRun.status).toBe(200)
+
+    const listed = await consoleCall(app.current, "GET", `/console/api/workspaces/${d}/exports`, { cookie: admin.cookie })
+    expect(listed.status).toBe(200)
+    expect(listed.body.data.map((e: { dataType: string; createdBy: string; timezone: string }) => [e.dataType, e.createdBy, e.timezone])).toEqual([
+      ["models", expect.stringMatching(/^API key reports \(/), "Europe/Berlin"],
+      ["users", "admin@delta.example", "UTC"]
+    ])
+    const [, users] = listed.body.data
+    expect(users).toMatchObject({ filePath: ran.body.data.filePath, recordCount: ran.body.data.recordCount, dateRange: ran.body.data.dateRange })
+    // The link is signed again, with the first link's expiry, and it downloads the file.
+    expect(new URL(users.downloadUrl).searchParams.get("expires")).toBe(new URL(ran.body.data.downloadUrl).searchParams.get("expires"))
+    expect(Date.parse(users.expiresAt)).toBe(Number(new URL(ran.body.data.downloadUrl).searchParams.get("expires")) * 1000)
+    const download = await fetch(users.downloadUrl)
+    expect(download.status).toBe(200)
+    expect((await download.text()).split("\n").filter((line) => line !== "").length).toBe(users.recordCount + 1)
+    expect((await consoleCall(app.current, "GET", `/console/api/workspaces/${d}/exports?limit=1`, { cookie: admin.cookie })).body.data).toHaveLength(1)
+
+    // An expired link leaves the list.
+    await query(app.current.env.DATABASE_URL!, "UPDATE export_runs SET link_expires_at = now() - interval '1 second' WHERE file_path = $1", [users.filePath])
+    const later = await consoleCall(app.current, "GET", `/console/api/workspaces/${d}/exports`, { cookie: admin.cookie })
+    expect(later.body.data.map((e: { dataType: string }) => e.dataType)).toEqual(["models"])
+  })
 
   it("members see and revoke only their own keys; every key records who created it", async () => {
     const own = await consoleCall(app.current, "POST", `/console/api/workspaces/${a}/api-keys`, {
@@ -343,5 +386,65 @@ describe("console API: roles on every call", () => {
     expect(await days("Asia/Kolkata")).toEqual([["2026-01-05", 1, 1], ["2026-01-06", 2, 2]])
     expect(await days("America/Los_Angeles")).toEqual([["2026-01-05", 3, 2]])
     expect(await days("Pacific/Kiritimati")).toEqual([["2026-01-06", 3, 2]])
+
+    // DST days (23 hours: read from the bitmaps) beside 24-hour ones (read from the per-day counts),
+    // in two batches: the second recounts the days the first touched.
+    await call(app.current, "POST", `/admin/workspaces/${e}/events`, {
+      token: testAdminToken,
+      body: { events: [message("d1", "u3", "2026-03-28T23:30:00Z"), message("d2", "u3", "2026-03-29T22:30:00Z")] }
+    })
+    await call(app.current, "POST", `/admin/workspaces/${e}/events`, {
+      token: testAdminToken,
+      body: { events: [message("d3", "u4", "2026-03-29T23:30:00Z"), message("d4", "u3", "2026-03-30T12:00:00Z")] }
+    })
+    const spring = async (timezone: string) =>
+      (await consoleCall(app.current, "GET", `/console/api/workspaces/${e}/activity?from=2026-03-27&to=2026-04-01&timezone=${timezone}`, { cookie }))
+        .body.data.map((r: { day: string; messages: number; activeUsers: number }) => [r.day, r.messages, r.activeUsers])
+    // Berlin's March 29 is 23:00Z–22:00Z; London's is 00:00Z–23:00Z.
+    expect(await spring("Europe/Berlin")).toEqual([["2026-03-29", 1, 1], ["2026-03-30", 3, 2]])
+    expect(await spring("Europe/London")).toEqual([["2026-03-28", 1, 1], ["2026-03-29", 1, 1], ["2026-03-30", 2, 2]])
+    expect(await spring("UTC")).toEqual([["2026-03-28", 1, 1], ["2026-03-29", 2, 2], ["2026-03-30", 1, 1]])
+    expect(await spring("Asia/Kolkata")).toEqual([["2026-03-29", 1, 1], ["2026-03-30", 3, 2]])
+  })
+
+  it("counts active users as the ledger does in every kind of zone, whatever the batches and their order", async () => {
+    const w = (await createWorkspace(app.current, "Zones")).id
+    // Deterministic pseudo-random messages over two DST seasons, sent as concurrent batches out of order.
+    let seed = 7
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
+    const windows = [Date.parse("2026-03-26T00:00:00Z"), Date.parse("2026-10-22T00:00:00Z")]
+    const events = Array.from({ length: 600 }, (_, i) => ({
+      type: "message",
+      id: `z${i}`,
+      occurredAt: new Date(windows[i % 2]! + Math.floor(next() * 14 * 96) * 900_000 + Math.floor(next() * 900_000)).toISOString(),
+      user: { id: `u${Math.floor(next() * next() * 40)}` },
+      model: "chatgen-4o",
+      inputTokens: 1,
+      outputTokens: 1
+    }))
+    const batches = Array.from({ length: 6 }, (_, b) => events.filter((_, i) => i % 6 === b))
+    const sent = await Promise.all(batches.map((batch) =>
+      call(app.current, "POST", `/admin/workspaces/${w}/events`, { token: testAdminToken, body: { events: batch } })))
+    expect(sent.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200])
+    const cookie = await operatorCookie(app.current)
+    // Whole-hour, half-hour and 45-minute offsets, a 30-minute DST shift (Lord Howe), both hemispheres.
+    const zones = ["UTC", "Europe/Berlin", "Europe/London", "America/Los_Angeles", "Asia/Kolkata", "Asia/Kathmandu",
+      "Australia/Lord_Howe", "Pacific/Chatham", "Pacific/Kiritimati", "America/St_Johns"]
+    for (const timezone of zones) {
+      for (const [from, to] of [["2026-03-25", "2026-04-10"], ["2026-10-21", "2026-11-06"]] as const) {
+        const answer = await consoleCall(app.current, "GET", `/console/api/workspaces/${w}/activity?from=${from}&to=${to}&timezone=${timezone}`, { cookie })
+        const ledger = await query<{ day: string; messages: number; users: number }>(
+          app.current.env.DATABASE_URL!,
+          `SELECT to_char(occurred_at AT TIME ZONE $2, 'YYYY-MM-DD') AS day, count(*)::int AS messages, count(DISTINCT user_ref)::int AS users
+           FROM message_events WHERE workspace_id = $1 AND occurred_at >= ($3::timestamp AT TIME ZONE $2) AND occurred_at < ($4::timestamp AT TIME ZONE $2)
+           GROUP BY 1 ORDER BY 1`,
+          [w, timezone, from, to]
+        )
+        expect(
+          answer.body.data.map((r: { day: string; messages: number; activeUsers: number }) => [r.day, r.messages, r.activeUsers]),
+          `${timezone} ${from}`
+        ).toEqual(ledger.map((r) => [r.day, r.messages, r.users]))
+      }
+    }
   })
 })

@@ -1,5 +1,5 @@
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Context, Data, Effect, Either, Layer, Redacted, Stream } from "effect"
+import { Clock, Context, Data, Effect, Either, Layer, Redacted, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { AppConfig } from "../../config"
 import { encodeHeader, encodeRows } from "../../domain/csv"
@@ -19,6 +19,8 @@ export interface ExportRequest {
   readonly workspace: Workspace
   readonly from: DatePointInput
   readonly to: DatePointInput
+  /** Who ran it, for the list of recent exports: in the console (operator or an email), or an API key. */
+  readonly createdBy: { readonly label: string } | { readonly keyId: string }
 }
 
 /** The spec's `data` of a successful export. */
@@ -30,6 +32,15 @@ export interface ExportOutcome {
   readonly recordCount: number
   /** The requested range as resolved, in ISO 8601 with each point's zone offset. */
   readonly dateRange: { readonly from: string; readonly to: string }
+}
+
+/** An export of the workspace whose link still lives, with a link signed again (same expiry). */
+export interface RecentExport extends ExportOutcome {
+  readonly id: string
+  readonly timezone: string
+  readonly createdBy: string
+  readonly createdAt: Date
+  readonly expiresAt: Date
 }
 
 /** Nothing to export: no activity in the range, or workflows are off in the workspace. */
@@ -90,6 +101,8 @@ const uniqueId = (): string =>
  */
 export class ExportService extends Context.Tag("ExportService")<ExportService, {
   readonly run: (request: ExportRequest) => Effect.Effect<ExportOutcome, ExportFailure>
+  /** The workspace's exports whose links still live, newest first. */
+  readonly recent: (workspaceId: string, limit: number) => Effect.Effect<ReadonlyArray<RecentExport>, ExportStorageError | InvalidExportPath | StorageFailure>
 }>() {
   static readonly layer = Layer.effect(
     ExportService,
@@ -98,10 +111,10 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
       const storage = yield* ExportStorage
       const { pseudonymKey } = yield* SigningSecret
       const { prices } = yield* ExportPriceCatalog
-      const { exportMaxRows } = yield* AppConfig
+      const { exportLinkTtlSeconds, exportMaxRows } = yield* AppConfig
       const slots = yield* Effect.makeSemaphore(CONCURRENT_EXPORTS)
 
-      const run = ({ from, kind, to, workspace }: ExportRequest) =>
+      const run = ({ createdBy, from, kind, to, workspace }: ExportRequest) =>
         Effect.gen(function*() {
           const range = yield* Either.match(resolveDateRange(from, to), { onLeft: Effect.fail, onRight: Effect.succeed })
           if (kind === "workflows" && !workspace.settings.workflowsEnabled) {
@@ -152,7 +165,17 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
             uniqueId: uniqueId()
           })
           const stored = yield* storage.write(filePath, content)
-          const downloadUrl = yield* storage.downloadUrl(filePath)
+          // Whole seconds: what a local link's `expires` can say.
+          const expiresAt = new Date((Math.floor((yield* Clock.currentTimeMillis) / 1000) + exportLinkTtlSeconds) * 1000)
+          const downloadUrl = yield* storage.downloadUrl(filePath, expiresAt)
+          const dateRange = { from: range.from.iso, to: range.to.iso }
+          // Recorded for the console's list of recent exports (any instance, any browser).
+          const label = "label" in createdBy ? createdBy.label : null
+          const keyId = "keyId" in createdBy ? createdBy.keyId : null
+          yield* sql`INSERT INTO export_runs
+            (workspace_id, data_type, range_from, range_to, timezone, record_count, file_path, created_by, created_by_key, link_expires_at)
+            VALUES (${workspace.id}, ${kind}, ${dateRange.from}, ${dateRange.to}, ${from.timezone}, ${recordCount}, ${filePath},
+                    ${label}, ${keyId}, ${expiresAt})`.pipe(Effect.mapError((cause) => new StorageFailure({ cause })))
           yield* Effect.logInfo("export written").pipe(
             Effect.annotateLogs({ kind, workspaceId: workspace.id, filePath, rows: recordCount, bytes: stored.bytes })
           )
@@ -161,11 +184,47 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
             downloadUrl,
             dataType: kind,
             recordCount,
-            dateRange: { from: range.from.iso, to: range.to.iso }
+            dateRange
           }
         }).pipe(Effect.scoped, slots.withPermits(1))
 
-      return { run }
+      type RunRow = {
+        id: string
+        data_type: ExportKind
+        range_from: string
+        range_to: string
+        timezone: string
+        record_count: number
+        file_path: string
+        created_by: string
+        created_at: Date
+        link_expires_at: Date
+      }
+      const recent = (workspaceId: string, limit: number) =>
+        sql<RunRow>`SELECT r.id, r.data_type, r.range_from, r.range_to, r.timezone, r.record_count, r.file_path,
+                 coalesce(r.created_by, 'API key ' || k.name || ' (' || k.display_prefix || ')') AS created_by,
+                 r.created_at, r.link_expires_at
+          FROM export_runs r LEFT JOIN api_keys k ON k.id = r.created_by_key
+          WHERE r.workspace_id = ${workspaceId} AND r.link_expires_at > now()
+          ORDER BY r.link_expires_at DESC, r.created_at DESC, r.id LIMIT ${limit}`.pipe(
+          Effect.mapError((cause) => new StorageFailure({ cause })),
+          Effect.flatMap(Effect.forEach((row) =>
+            Effect.map(storage.downloadUrl(row.file_path, row.link_expires_at), (downloadUrl) => ({
+              id: row.id,
+              filePath: row.file_path,
+              downloadUrl,
+              dataType: row.data_type,
+              recordCount: row.record_count,
+              dateRange: { from: row.range_from, to: row.range_to },
+              timezone: row.timezone,
+              createdBy: row.created_by,
+              createdAt: row.created_at,
+              expiresAt: row.link_expires_at
+            }))
+          ))
+        )
+
+      return { run, recent }
     })
   )
 }

@@ -35,8 +35,11 @@ export class ExportStorage extends Context.Tag("ExportStorage")<ExportStorage, {
     filePath: string,
     content: Stream.Stream<string, E, R>
   ) => Effect.Effect<StoredExport, E | ExportStorageError | InvalidExportPath, R>
-  /** A signed link that downloads the file until the configured expiry (EXPORT_LINK_TTL_SECONDS). */
-  readonly downloadUrl: (filePath: string) => Effect.Effect<string, ExportStorageError | InvalidExportPath>
+  /**
+   * A signed link that downloads the file until `expiresAt`, by default the configured expiry from
+   * now (EXPORT_LINK_TTL_SECONDS). A link signed again for a listed export keeps the first one's expiry.
+   */
+  readonly downloadUrl: (filePath: string, expiresAt?: Date) => Effect.Effect<string, ExportStorageError | InvalidExportPath>
   /**
    * The file's bytes, for `GET /downloads/...`. None when there is no such file, or when the backend
    * serves downloads itself (S3's presigned URLs never reach this service).

@@ -78,11 +78,11 @@ export const makeLocalExportStorage = (options: {
         )
         return { filePath, bytes }
       }),
-    downloadUrl: (filePath) =>
+    downloadUrl: (filePath, expiresAt) =>
       Effect.gen(function*() {
         yield* checked(filePath)
         const now = yield* Clock.currentTimeMillis
-        const expires = Math.floor(now / 1000) + options.linkTtlSeconds
+        const expires = expiresAt === undefined ? Math.floor(now / 1000) + options.linkTtlSeconds : Math.floor(expiresAt.getTime() / 1000)
         return downloadUrl(options.linkBase, signDownload(options.linkKey, filePath, expires))
       }),
     read: (filePath) =>

@@ -85,11 +85,11 @@ export const makeS3ExportStorage = (options: {
         )
         return { filePath, bytes }
       }),
-    downloadUrl: (filePath) =>
+    downloadUrl: (filePath, expiresAt) =>
       Effect.zipRight(
         checked(filePath),
         Effect.tryPromise({
-          try: () =>
+          try: (): Promise<string> =>
             getSignedUrl(
               client,
               new GetObjectCommand({
@@ -97,7 +97,7 @@ export const makeS3ExportStorage = (options: {
                 Key: filePath,
                 ResponseContentDisposition: `attachment; filename="${fileName(filePath)}"`
               }),
-              { expiresIn: options.linkTtlSeconds }
+              expiresAt === undefined ? { expiresIn: options.linkTtlSeconds } : presignedUntil(expiresAt, Date.now())
             ),
           catch: (cause) => new ExportStorageError({ operation: "link", filePath, cause })
         })
@@ -105,6 +105,15 @@ export const makeS3ExportStorage = (options: {
     // Downloads go straight to the object store.
     read: (filePath) => Effect.as(checked(filePath), Option.none())
   })
+}
+
+/**
+ * S3 links carry a signing time (whole seconds) and a lifetime: signed now, with what remains until
+ * `expiresAt`, so the link ends exactly then.
+ */
+const presignedUntil = (expiresAt: Date, now: number): { readonly signingDate: Date; readonly expiresIn: number } => {
+  const signedAt = Math.floor(now / 1000)
+  return { signingDate: new Date(signedAt * 1000), expiresIn: Math.max(1, Math.floor(expiresAt.getTime() / 1000) - signedAt) }
 }
 
 /** S3 storage as configured: S3_BUCKET, S3_ENDPOINT, S3_REGION, S3_FORCE_PATH_STYLE, AWS credentials. */

@@ -1,7 +1,7 @@
 import { query, request } from "./client"
 import type {
-  ActivityRow, ApiKey, AuditEntry, ConsoleSettings, CreatedApiKey, GroupBy, Invitation, InvitationInfo, Member, Page, Person, Role,
-  Scope, Session, SettingsPatch, UsageExportDataType, UsageExportResult, UsageRow, WorkspaceModel, WorkspaceRef, WorkspaceSummary
+  ActivityRow, ApiKey, AuditEntry, ConsoleSettings, CreatedApiKey, GroupBy, Invitation, InvitationInfo, Member, Page, Person, RecentExport,
+  Role, Scope, Session, SettingsPatch, UsageExportDataType, UsageExportResult, UsageRow, WorkspaceModel, WorkspaceRef, WorkspaceSummary
 } from "./types"
 
 /** What the session endpoints answer; the operator has no person (`member` null or absent). */
@@ -74,6 +74,10 @@ export const runExport = (
   from: { readonly date: string; readonly timezone: string },
   to: { readonly date: string; readonly timezone: string }
 ): Promise<UsageExportResult> => request("POST", ws(workspaceId, `exports/${dataType}`), { from, to })
+
+/** The workspace's exports (from any browser, the CLI or the public endpoints) whose links still live. */
+export const listRecentExports = (workspaceId: string, limit = 20): Promise<{ readonly data: ReadonlyArray<RecentExport> }> =>
+  request("GET", ws(workspaceId, `exports${query({ limit })}`))
 
 export const listMembers = (workspaceId: string): Promise<{ readonly data: ReadonlyArray<Member> }> =>
   request("GET", ws(workspaceId, "members"))

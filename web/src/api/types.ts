@@ -11,6 +11,7 @@ import type {
   InvitationView,
   LimitView,
   ModelView,
+  RecentExportView,
   SessionView,
   UsageGroupBy,
   UsageRow as UsageRowSchema,
@@ -34,6 +35,8 @@ export type CreatedApiKey = typeof ConsoleCreatedApiKey.Type
 export type GroupBy = typeof UsageGroupBy.Type
 export type UsageRow = typeof UsageRowSchema.Type
 export type ActivityRow = typeof ActivityRowSchema.Type
+export type ExportData = UsageExportResult["data"]
+export type RecentExport = typeof RecentExportView.Type
 export type Member = typeof MemberView.Type
 export type Invitation = typeof InvitedMember.Type
 export type InvitationInfo = typeof InvitationView.Type

@@ -1,12 +1,11 @@
 import { useMemo, useState } from "preact/hooks"
-import { runExport } from "../api/console"
-import type { UsageExportDataType, WorkspaceRef } from "../api/types"
+import { listRecentExports, runExport } from "../api/console"
+import type { ExportData, UsageExportDataType, WorkspaceRef } from "../api/types"
 import { Field, Select } from "../components/Field"
-import { Empty, ErrorNote } from "../components/Notice"
+import { Empty, ErrorNote, LoadFailed, Loading } from "../components/Notice"
 import { addDays, formatTime, isDate, timeZones, todayIn } from "../lib/dates"
 import { formatCount } from "../lib/format"
-import { type ExportData, recentExports, rememberExport } from "../lib/recentExports"
-import { useAction } from "../lib/useLoad"
+import { useAction, useLoad } from "../lib/useLoad"
 
 const dataTypes: ReadonlyArray<{ readonly value: UsageExportDataType; readonly label: string }> = [
   { value: "users", label: "Users" },
@@ -16,7 +15,10 @@ const dataTypes: ReadonlyArray<{ readonly value: UsageExportDataType; readonly l
   { value: "models", label: "Models" }
 ]
 
-/** Runs a usage export (the public export's rules) and lists this session's exports while their links work. */
+/**
+ * Runs a usage export (the public export's rules) and lists the workspace's exports while their links work, as the
+ * server records them: every admin sees the same list, whoever ran an export and wherever.
+ */
 export const ExportsPage = ({ workspace }: { readonly workspace: WorkspaceRef }) => {
   const zones = useMemo(() => timeZones().map((zone) => ({ value: zone, label: zone })), [])
   const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone
@@ -25,7 +27,7 @@ export const ExportsPage = ({ workspace }: { readonly workspace: WorkspaceRef })
   const [from, setFrom] = useState(() => addDays(todayIn(timezone), -30))
   const [to, setTo] = useState(() => todayIn(timezone))
   const [result, setResult] = useState<ExportData | null>(null)
-  const [recent, setRecent] = useState(() => recentExports(workspace.id))
+  const [recent, reloadRecent] = useLoad(() => listRecentExports(workspace.id), [workspace.id])
   const exporting = useAction(runExport)
   const invalid = !isDate(from) || !isDate(to) || from > to
   return (
@@ -46,7 +48,7 @@ export const ExportsPage = ({ workspace }: { readonly workspace: WorkspaceRef })
           )
           if (answer !== undefined) {
             setResult(answer.data)
-            setRecent(rememberExport(workspace.id, answer.data))
+            reloadRecent()
           }
         }}
       >
@@ -65,26 +67,35 @@ export const ExportsPage = ({ workspace }: { readonly workspace: WorkspaceRef })
       </form>
       {result === null ? null : <ExportResult result={result} />}
       <h2>Recent exports</h2>
-      {recent.length === 0 ? <Empty>No exports in this session yet. Links expire; run an export again to get a fresh one.</Empty> : (
+      {recent.state === "loading" ? <Loading /> : null}
+      {recent.state === "failed" ? <LoadFailed error={recent.error} onRetry={reloadRecent} /> : null}
+      {recent.state === "ready" && recent.value.data.length === 0
+        ? <Empty>No exports with a working link. Links expire; run an export again to get a fresh one.</Empty>
+        : null}
+      {recent.state === "ready" && recent.value.data.length > 0 ? (
         <div class="table-scroll" tabIndex={0}>
-          <table>
+          <table aria-label="Recent exports">
             <thead>
-              <tr><th scope="col">Data type</th><th scope="col">Period</th><th scope="col">Records</th><th scope="col">Link expires</th><th scope="col"><span class="visually-hidden">Download</span></th></tr>
+              <tr>
+                <th scope="col">Data type</th><th scope="col">Period</th><th scope="col">Records</th><th scope="col">Run by</th>
+                <th scope="col">Link expires</th><th scope="col"><span class="visually-hidden">Download</span></th>
+              </tr>
             </thead>
             <tbody>
-              {recent.map((item) => (
-                <tr key={item.filePath}>
+              {recent.value.data.map((item) => (
+                <tr key={item.id}>
                   <th scope="row">{item.dataType}</th>
-                  <td>{item.dateRange.from} – {item.dateRange.to}</td>
+                  <td>{item.dateRange.from} – {item.dateRange.to}<br /><span class="hint">{item.timezone}</span></td>
                   <td>{formatCount(item.recordCount)}</td>
-                  <td class="nowrap">{item.expiresAt === null ? "—" : formatTime(new Date(item.expiresAt).toISOString())}</td>
+                  <td>{item.createdBy}<br /><span class="hint">{formatTime(item.createdAt)}</span></td>
+                  <td class="nowrap">{formatTime(item.expiresAt)}</td>
                   <td><a class="button secondary small" href={item.downloadUrl} download>Download<span class="visually-hidden"> {item.dataType} export</span></a></td>
                 </tr>
               ))}
             </tbody>
           </table>
         </div>
-      )}
+      ) : null}
     </section>
   )
 }
