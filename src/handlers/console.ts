@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { WorkspaceApi } from "../api/Api"
 import { CurrentConsoleActor } from "../api/consoleApi"
@@ -11,9 +11,10 @@ import { type AuditAction, AuditLog } from "../services/AuditLog"
 import { ConsoleAccess, type WorkspaceAccess } from "../services/ConsoleAccess"
 import { ExportService, type ExportFailure } from "../services/ExportService/index"
 import { type LastAdmin, type MemberNotFound, Members } from "../services/Members"
+import { RateLimits } from "../services/RateLimits"
 import { type InvalidUsageRange, UsageOverview } from "../services/UsageOverview"
 import { workspaceModels, WorkspaceLimits } from "../services/WorkspaceLimits"
-import { type StorageFailure, type WorkspaceNotFound, Workspaces } from "../services/Workspaces"
+import { type StorageFailure, type Workspace, type WorkspaceNotFound, Workspaces } from "../services/Workspaces"
 import { asExportError } from "./exports"
 import { auditView, clientAddress, invitedView, keyView, memberView, recentExportView } from "./consoleViews"
 
@@ -49,6 +50,9 @@ const fromExport = (failure: ExportFailure): ConsoleError => {
   return new ConsoleError({ status: e.status, code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) })
 }
 
+const withHeaders = (headers: Readonly<Record<string, string>>) =>
+  HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+
 export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (handlers) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
@@ -60,6 +64,7 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
     const overview = yield* UsageOverview
     const limits = yield* WorkspaceLimits
     const exports = yield* ExportService
+    const rateLimits = yield* RateLimits
 
     /** The caller's access to the workspace, refused with 403 when `needed` is admin and the role is member. */
     const allowed = (workspaceId: string, needed: MemberRole) =>
@@ -69,6 +74,22 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
         if (needed === "admin" && granted.role !== "admin") return yield* Effect.fail(forbidden())
         return { ...granted, actor }
       })
+
+    /**
+     * A console export counts against the workspace's usage-export limit like a public one (the limit is the
+     * workspace's, whoever runs it); its rate-limit headers go on the answer, refused or not.
+     */
+    const admitExport = (workspace: Workspace) =>
+      rateLimits.admit({ principal: { keyId: "console", scopes: [], workspace }, family: "usage_export", tokens: 0, format: "export" }).pipe(
+        Effect.matchEffect({
+          onFailure: ({ headers, problem }) =>
+            Effect.zipRight(
+              withHeaders(headers),
+              Effect.fail(new ConsoleError({ status: problem.status, code: problem.code, message: problem.message }))
+            ),
+          onSuccess: ({ headers }) => withHeaders(headers)
+        })
+      )
 
     const audited = (actor: ConsoleActor, workspaceId: string, action: AuditAction, target: string | null) =>
       Effect.flatMap(clientAddress, (address) =>
@@ -152,6 +173,7 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
       .handle("runExport", ({ path, payload }) =>
         Effect.gen(function*() {
           const { actor, workspace } = yield* consoleErrors(allowed(path.id, "admin"))
+          yield* admitExport(workspace)
           const createdBy = { label: actorLabel(actor) }
           const data = yield* exports.run({ kind: path.dataType, workspace, from: payload.from, to: payload.to, createdBy }).pipe(
             Effect.tapErrorTag("ExportStorageError", (error) => Effect.logError("export storage failed", error.cause)),

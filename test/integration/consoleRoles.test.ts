@@ -161,6 +161,25 @@ describe("console API: roles on every call", () => {
     })
   }
 
+  it("counts console exports against the workspace's usage-export limit, as the public endpoints do", async () => {
+    const e = (await createWorkspace(app.current, "Echo", { rateLimits: { families: { usage_export: { requestsPerMinute: 2 } } } })).id
+    const admin = await invitePerson(app.current, e, "admin@echo.example", "admin")
+    await call(app.current, "POST", `/admin/workspaces/${e}/events`, {
+      token: testAdminToken,
+      body: { events: [{ type: "message", id: "e1", occurredAt: "2026-01-05T10:00:00Z", user: { id: "u1" }, model: "chatgen-4o", inputTokens: 1, outputTokens: 2 }] }
+    })
+    const first = await consoleCall(app.current, "POST", `/console/api/workspaces/${e}/exports/users`, { cookie: admin.cookie, body: exportBody })
+    expect(first.status).toBe(200)
+    expect(first.headers.get("x-ratelimit-remaining-requests")).toBe("1")
+    // The limit is the workspace's: a public export spends from the same budget.
+    const key = await createKey(app.current, e, ["USAGE_EXPORT_API"], "reports")
+    expect((await call(app.current, "POST", "/export/users", { token: key.key, body: exportBody })).status).toBe(200)
+    const refused = await consoleCall(app.current, "POST", `/console/api/workspaces/${e}/exports/users`, { cookie: admin.cookie, body: exportBody })
+    expect(refused.status).toBe(429)
+    expect(refused.body.error.code).toBe("rate_limit_exceeded")
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0)
+  })
+
   it("lists the workspace's exports, console and public, while their links live, each signed again", async () => {
     const d = (await createWorkspace(app.current, "Delta")).id
     const admin = await invitePerson(app.current, d, "admin@delta.example", "admin")
