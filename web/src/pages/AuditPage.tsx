@@ -2,6 +2,7 @@ import { useState } from "preact/hooks"
 import { listAudit } from "../api/console"
 import type { WorkspaceRef } from "../api/types"
 import { Field } from "../components/Field"
+import { Pager } from "../components/Pager"
 import { Empty, LoadFailed, Loading } from "../components/Notice"
 import { formatTime } from "../lib/dates"
 import { useLoad } from "../lib/useLoad"
@@ -49,15 +50,7 @@ export const AuditPage = ({ workspace }: { readonly workspace: WorkspaceRef }) =
           </table>
         </div>
       ) : null}
-      <nav class="pager" aria-label="Audit pages">
-        <button type="button" class="secondary" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>Previous page</button>
-        <button
-          type="button"
-          class="secondary"
-          disabled={page.state !== "ready" || page.value.nextCursor == null}
-          onClick={() => page.state === "ready" && page.value.nextCursor != null && setCursors([...cursors, page.value.nextCursor])}
-        >Next page</button>
-      </nav>
+      <Pager label="Audit pages" cursors={cursors} setCursors={setCursors} page={page} />
     </section>
   )
 }

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks"
 import { createWorkspace, listWorkspaces } from "../api/console"
 import type { WorkspaceSummary } from "../api/types"
 import { Field } from "../components/Field"
+import { Pager } from "../components/Pager"
 import { InviteForm } from "../components/InviteForm"
 import { Link } from "../components/Link"
 import { Empty, ErrorNote, LoadFailed, Loading } from "../components/Notice"
@@ -48,15 +49,7 @@ export const WorkspacesPage = () => {
           </table>
         </div>
       ) : null}
-      <nav class="pager" aria-label="Workspace pages">
-        <button type="button" class="secondary" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>Previous page</button>
-        <button
-          type="button"
-          class="secondary"
-          disabled={page.state !== "ready" || page.value.nextCursor == null}
-          onClick={() => page.state === "ready" && page.value.nextCursor != null && setCursors([...cursors, page.value.nextCursor])}
-        >Next page</button>
-      </nav>
+      <Pager label="Workspace pages" cursors={cursors} setCursors={setCursors} page={page} />
       <CreateWorkspaceForm onCreated={(workspace) => {
         setCreated(workspace)
         reload()
