@@ -1,7 +1,7 @@
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database"
-import { eventually, type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream"
+import { eventually, type FakeUpstream, startFakeUpstream, chatCompletionAnswer } from "../support/fakeUpstream"
 import { createKey, createWorkspace, type RunningApp, startApp } from "../support/testApp"
 
 const chunk = (content: string) =>
@@ -44,14 +44,7 @@ const behave = (body: any, response: import("node:http").ServerResponse) => {
   }
   // Its own account's limits, as real providers send on every answer: not the workspace's.
   response.writeHead(200, { "content-type": "application/json", "x-ratelimit-limit-requests": "30000", "x-ratelimit-remaining-tokens": "149999000" })
-  response.end(JSON.stringify({
-    id: "chatcmpl-1",
-    object: "chat.completion",
-    created: 1,
-    model: "chatgen-4o",
-    choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop", logprobs: null }],
-    usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 }
-  }))
+  response.end(chatCompletionAnswer())
 }
 
 describe("forwarding against a misbehaving upstream", () => {

@@ -1,6 +1,6 @@
 import type * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream"
+import { type FakeUpstream, startFakeUpstream, chatCompletionAnswer } from "../support/fakeUpstream"
 import { createKey, createWorkspace, type RunningApp, startApp } from "../support/testApp"
 
 /**
@@ -9,15 +9,6 @@ import { createKey, createWorkspace, type RunningApp, startApp } from "../suppor
  * The behaviour is chosen by the last user message.
  */
 const upstreamKey = "sk-upstream-secret-0123456789abcdef"
-
-const answer = (usage: Record<string, number>) => JSON.stringify({
-  id: "chatcmpl-1",
-  object: "chat.completion",
-  created: 1,
-  model: "chatgen-4o",
-  choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop", logprobs: null }],
-  usage
-})
 
 const timers = new Set<NodeJS.Timeout>()
 
@@ -43,7 +34,7 @@ const behave = (said: string, response: http.ServerResponse) => {
       return response.end(JSON.stringify({ error: { message: "slow down", type: "rate_limit_error", param: null, code: null } }))
     case "huge-usage":
       response.writeHead(200, { "content-type": "application/json" })
-      return response.end(answer({ prompt_tokens: 3, completion_tokens: 1e10, total_tokens: 1e10 + 3 }))
+      return response.end(chatCompletionAnswer({ prompt_tokens: 3, completion_tokens: 1e10, total_tokens: 1e10 + 3 }))
     case "endless-line": {
       // One SSE line that never ends, as fast as the service reads it.
       response.writeHead(200, { "content-type": "text/event-stream" })
@@ -73,7 +64,7 @@ const behave = (said: string, response: http.ServerResponse) => {
       return every(300, () => response.write(":"))
     default:
       response.writeHead(200, { "content-type": "application/json" })
-      return response.end(answer({ prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 }))
+      return response.end(chatCompletionAnswer({ prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 }))
   }
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream"
+import { type FakeUpstream, startFakeUpstream, chatCompletionAnswer } from "../support/fakeUpstream"
 import { call, createKey, createWorkspace, type RunningApp, startApp } from "../support/testApp"
 
 /**
@@ -15,14 +15,7 @@ describe("cheap bounds before expensive work", () => {
   beforeAll(async () => {
     upstream = await startFakeUpstream((_request, response) => {
       response.writeHead(200, { "content-type": "application/json" })
-      response.end(JSON.stringify({
-        id: "chatcmpl-1",
-        object: "chat.completion",
-        created: 1,
-        model: "chatgen-4o",
-        choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop", logprobs: null }],
-        usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 }
-      }))
+      response.end(chatCompletionAnswer())
     })
     app = await startApp({ UPSTREAM_PROVIDER_A_EU_URL: upstream.url, UPSTREAM_PROVIDER_A_EU_KEY: "k" })
     const workspace = await createWorkspace(app, "Big", {

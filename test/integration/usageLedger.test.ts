@@ -2,7 +2,7 @@ import type * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { maxInteger } from "../../src/domain/usageBounds"
 import { query } from "../support/database"
-import { eventually, type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream"
+import { eventually, type FakeUpstream, startFakeUpstream, chatCompletionAnswer } from "../support/fakeUpstream"
 import { createKey, createWorkspace, type RunningApp, startApp } from "../support/testApp"
 
 /**
@@ -20,14 +20,7 @@ const behave = (body: any, response: http.ServerResponse) => {
     ? { prompt_tokens: -4, completion_tokens: 1, total_tokens: -3 }
     : { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 }
   response.writeHead(200, { "content-type": "application/json" })
-  response.end(JSON.stringify({
-    id: "chatcmpl-1",
-    object: "chat.completion",
-    created: 1,
-    model: "chatgen-4o",
-    choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop", logprobs: null }],
-    usage
-  }))
+  response.end(chatCompletionAnswer(usage))
 }
 
 interface Row {

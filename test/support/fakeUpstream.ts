@@ -61,3 +61,16 @@ export const eventually = async <A>(probe: () => Promise<A> | A, accept: (value:
   }
   return last
 }
+
+/** A chat completion answer as the provider sends it, with the given usage. */
+export const chatCompletionAnswer = (
+  usage: Record<string, number> = { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 }
+): string =>
+  JSON.stringify({
+    id: "chatcmpl-1",
+    object: "chat.completion",
+    created: 1,
+    model: "chatgen-4o",
+    choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop", logprobs: null }],
+    usage
+  })
