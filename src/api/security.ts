@@ -1,6 +1,6 @@
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Context } from "effect"
-import type { Principal } from "../services/AuthService"
+import type { Principal } from "../domain/principal"
 import { adminErrorSchema } from "./errors/adminError"
 import { exportErrorSchema } from "./errors/exportError"
 import { providerAErrorSchema } from "./errors/providerAError"

@@ -14,7 +14,9 @@ import { type LastAdmin, type MemberNotFound, Members } from "../services/Member
 import { RateLimits } from "../services/RateLimits"
 import { type InvalidUsageRange, UsageOverview } from "../services/UsageOverview"
 import { workspaceModels, WorkspaceLimits } from "../services/WorkspaceLimits"
-import { type StorageFailure, type Workspace, type WorkspaceNotFound, Workspaces } from "../services/Workspaces"
+import { type WorkspaceNotFound, Workspaces } from "../services/Workspaces"
+import { type StorageFailure } from "../services/StorageFailure"
+import { type Workspace } from "../domain/workspace"
 import { asExportError } from "./exports"
 import { auditView, clientAddress, invitedView, keyView, memberView, recentExportView } from "./consoleViews"
 

@@ -11,7 +11,7 @@ import { LocalSecrets } from "../services/LocalSecrets"
 import { Members, type Person } from "../services/Members"
 import { sessionLifetime, Sessions } from "../services/Sessions"
 import { SignInThrottle } from "../services/SignInThrottle"
-import type { StorageFailure } from "../services/Workspaces"
+import type { StorageFailure } from "../services/StorageFailure"
 import { Workspaces } from "../services/Workspaces"
 import { clientAddress, setSessionCookie } from "./consoleViews"
 

@@ -6,7 +6,7 @@ import type { ApiKeyRecord } from "../services/ApiKeys"
 import type { AuditPage } from "../services/AuditLog"
 import type { RecentExport } from "../services/ExportService/index"
 import type { Invitation, Member } from "../services/Members"
-import type { Workspace } from "../services/Workspaces"
+import type { Workspace } from "../domain/workspace"
 
 /** Views shared by the admin API and the console API: the same shapes in both. */
 

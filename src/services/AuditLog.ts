@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
 import { orStorageFailure } from "./orStorageFailure"
-import type { StorageFailure } from "./Workspaces"
+import type { StorageFailure } from "./StorageFailure"
 
 /** What the audit log records; `target` names what was changed, never a secret. */
 export type AuditAction =

@@ -1,16 +1,9 @@
 import { Context, Data, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { hashApiKey, isWellFormedApiKey, sameHash, Scope } from "../domain/apiKey"
-import type { Workspace } from "./Workspaces"
+import type { Principal } from "../domain/principal"
 import { ApiKeys, type KeyWithWorkspace } from "./ApiKeys"
 import { expiringLookup } from "./expiringLookup"
-import { StorageFailure } from "./Workspaces"
-
-/** Who is calling: the key, its scopes and its workspace (with settings, at most a second old). */
-export interface Principal {
-  readonly keyId: string
-  readonly scopes: ReadonlyArray<Scope>
-  readonly workspace: Workspace
-}
+import { StorageFailure } from "./StorageFailure"
 
 export type AuthFailureReason = "missing" | "malformed" | "unknown" | "revoked" | "scope"
 

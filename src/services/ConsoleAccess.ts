@@ -1,7 +1,9 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { ConsoleActor, MemberRole } from "../domain/console"
 import { Members } from "./Members"
-import { type StorageFailure, type Workspace, WorkspaceNotFound, Workspaces } from "./Workspaces"
+import { WorkspaceNotFound, Workspaces } from "./Workspaces"
+import { type StorageFailure } from "./StorageFailure"
+import { type Workspace } from "../domain/workspace"
 
 export interface WorkspaceAccess {
   readonly workspace: Workspace

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { EmbeddingRequest } from "../api/schemas/embeddings"
 import { embeddingsProtocol } from "../domain/protocols/providerA"
-import type { Principal } from "./AuthService"
+import type { Principal } from "../domain/principal"
 import { notFound } from "./ChatCompletions"
 import { type Forwarded, ForwardFailure, Forwarder } from "./Forwarder"
 import { countTokens } from "./tokenCounting"

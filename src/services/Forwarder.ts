@@ -9,7 +9,7 @@ import { billedOutputTokens, emptyTally, parseJson, type Protocol } from "../dom
 import { boundedRetryHints, makeScrubber, scrubProblem } from "../domain/protocols/untrusted"
 import { boundedSseDecoder, encodeSseEvent, type SseEvent } from "../domain/sse"
 import type { LimitFamily } from "../domain/workspaceSettings"
-import type { Principal } from "./AuthService"
+import type { Principal } from "../domain/principal"
 import { Prices } from "./Prices"
 import { type Admission, RateLimits } from "./RateLimits"
 import { classify, UpstreamClient, UpstreamFailure, type UpstreamResponse } from "./UpstreamClient"

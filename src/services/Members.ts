@@ -3,7 +3,8 @@ import { Context, Data, Duration, Effect, Layer, Option } from "effect"
 import { type MemberRole, normalizeEmail } from "../domain/console"
 import { decoyHash, generateToken, hashPassword, hashToken, isWellFormedToken, verifyPassword } from "../domain/password"
 import { orStorageFailure } from "./orStorageFailure"
-import { isUuid, type StorageFailure, type WorkspaceNotFound, Workspaces } from "./Workspaces"
+import { isUuid, type WorkspaceNotFound, Workspaces } from "./Workspaces"
+import { type StorageFailure } from "./StorageFailure"
 
 /** How long an invitation link stays valid. */
 export const invitationLifetime = Duration.days(7)

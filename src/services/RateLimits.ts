@@ -4,7 +4,7 @@ import { familyLimit, type Limit, modelLimit, resetDuration } from "../domain/ra
 import type { LimitFamily } from "../domain/workspaceSettings"
 import { AppConfig } from "../config"
 import { maxRetryAfterMs } from "../domain/protocols/untrusted"
-import type { Principal } from "./AuthService"
+import type { Principal } from "../domain/principal"
 import { type BucketDemand, type BucketReading, RateLimiter, type RateDecision } from "./RateLimiter"
 
 /**

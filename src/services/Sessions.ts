@@ -3,7 +3,7 @@ import { Context, Duration, Effect, Layer, Option } from "effect"
 import type { ConsoleActor } from "../domain/console"
 import { generateToken, hashToken, isWellFormedToken } from "../domain/password"
 import { orStorageFailure } from "./orStorageFailure"
-import type { StorageFailure } from "./Workspaces"
+import type { StorageFailure } from "./StorageFailure"
 
 /** A session ends after this long without a call… */
 export const sessionIdleTimeout = Duration.hours(12)

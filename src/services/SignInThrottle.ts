@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Context, Data, Duration, Effect, Layer } from "effect"
 import { normalizeEmail } from "../domain/console"
 import { orStorageFailure } from "./orStorageFailure"
-import type { StorageFailure } from "./Workspaces"
+import type { StorageFailure } from "./StorageFailure"
 
 /** Failures allowed per email and per client address within the window; the next attempt is refused. */
 export const signInFailuresAllowed = 5

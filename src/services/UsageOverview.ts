@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer } from "effect"
 import { orStorageFailure } from "./orStorageFailure"
-import type { StorageFailure } from "./Workspaces"
+import type { StorageFailure } from "./StorageFailure"
 
 export type UsageGroupBy = "model" | "apiKey" | "family"
 

@@ -1,7 +1,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
 import type { EventNamedEntity, EventUser, UsageEvent } from "../api/schemas/events"
-import { StorageFailure } from "./Workspaces"
+import { StorageFailure } from "./StorageFailure"
 
 /** What a batch did: events newly stored, and events whose id the workspace had already sent. */
 export interface IngestResult {

@@ -4,7 +4,7 @@ import { familiesWithModelLimits, familyDefaults, modelDefaults } from "../domai
 import type { LimitFamily } from "../domain/workspaceSettings"
 import { RateLimiter } from "./RateLimiter"
 import { bucketsOf } from "./RateLimits"
-import type { Workspace } from "./Workspaces"
+import type { Workspace } from "../domain/workspace"
 
 export interface LimitReading {
   readonly family: LimitFamily

@@ -5,21 +5,12 @@ import {
   applySettingsPatch,
   defaultWorkspaceSettings,
   StoredWorkspaceSettings,
-  type WorkspaceSettings,
   type WorkspaceSettingsPatch
 } from "../domain/workspaceSettings"
-
-export interface Workspace {
-  readonly id: string
-  readonly name: string
-  readonly settings: WorkspaceSettings
-  readonly createdAt: Date
-}
+import type { Workspace } from "../domain/workspace"
+import { StorageFailure } from "./StorageFailure"
 
 export class WorkspaceNotFound extends Data.TaggedError("WorkspaceNotFound")<{ readonly id: string }> {}
-
-/** Storage failures are not the caller's fault: they surface as 5xx/503, never as "not found". */
-export class StorageFailure extends Data.TaggedError("StorageFailure")<{ readonly cause: unknown }> {}
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /** Ids that cannot exist are "not found" without asking the database (which would reject them). */

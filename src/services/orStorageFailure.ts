@@ -1,6 +1,6 @@
 import { SqlError } from "@effect/sql"
 import { Effect } from "effect"
-import { StorageFailure } from "./Workspaces"
+import { StorageFailure } from "./StorageFailure"
 
 /** A database failure becomes StorageFailure (503 at the edge); the effect's own refusals pass unchanged. */
 export const orStorageFailure = <A, E, R>(

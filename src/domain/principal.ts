@@ -1,0 +1,9 @@
+import type { Scope } from "./apiKey"
+import type { Workspace } from "./workspace"
+
+/** Who is calling: the key, its scopes and its workspace (with settings, at most a second old). */
+export interface Principal {
+  readonly keyId: string
+  readonly scopes: ReadonlyArray<Scope>
+  readonly workspace: Workspace
+}
