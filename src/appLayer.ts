@@ -35,7 +35,7 @@ import { FimCompletions } from "./services/FimCompletions"
 import { Forwarder } from "./services/Forwarder"
 import { Messages } from "./services/Messages"
 import { Prices } from "./services/Prices"
-import { RateLimiterLive } from "./services/RateLimiter/live"
+import { RateLimiter } from "./services/RateLimiter"
 import { RateLimits } from "./services/RateLimits"
 import { Tokenizer } from "./services/Tokenizer"
 import { UpstreamClient } from "./services/UpstreamClient"
@@ -45,7 +45,7 @@ import { UsageRecorder } from "./services/UsageRecorder"
 import { DatabaseLive } from "./services/Database"
 import { ExportService } from "./services/ExportService/index"
 import { ExportPriceCatalog } from "./services/ExportService/priceCatalog"
-import { ExportStorageLive } from "./services/ExportStorage/fromConfig"
+import { ExportStorage } from "./services/ExportStorage"
 import { SigningSecret } from "./services/SigningSecret"
 import { UsageRepository } from "./services/UsageRepository"
 import { LocalSecrets } from "./services/LocalSecrets"
@@ -65,7 +65,7 @@ export const ForwardingLive = Layer.mergeAll(ChatCompletions.layer, Embeddings.l
   Layer.provide([Upstreams.layer, UpstreamClient.layer, UsageRecorder.layer.pipe(Layer.provide(UsageJournal.layer)), Prices.layer, Tokenizer.layer]),
   Layer.provideMerge(RateLimits.layer),
   // Exposed: the console reads what remains of each limit from the same buckets.
-  Layer.provideMerge(RateLimiterLive)
+  Layer.provideMerge(RateLimiter.fromConfig)
 )
 
 /** People, sessions, sign-in throttling, the audit log and the usage overview of the web console. */
@@ -82,7 +82,7 @@ export const ConsoleServicesLive = Layer.mergeAll(
  * and the server secret of links and pseudonyms. Platform messages are priced from the price table.
  */
 export const UsageExportsLive = ExportService.layer.pipe(
-  Layer.provideMerge(ExportStorageLive),
+  Layer.provideMerge(ExportStorage.fromConfig),
   Layer.provideMerge(SigningSecret.layer),
   Layer.provide(ExportPriceCatalog.fromPrices.pipe(Layer.provide(Prices.layer))),
   Layer.merge(UsageRepository.layer)

@@ -7,8 +7,6 @@
 import { Effect, Layer } from "effect"
 import * as os from "node:os"
 import { RateLimiter } from "../../src/services/RateLimiter"
-import { RateLimiterMemory } from "../../src/services/RateLimiter/memory"
-import { RateLimiterRedis } from "../../src/services/RateLimiter/redis"
 import { startRedis } from "../../test/support/redis"
 import { ensureBuilt } from "../../test/support/builtService"
 import { spawnService, waitForOk } from "../../test/support/serviceProcess"
@@ -88,8 +86,8 @@ const main = async () => {
   const timings = { baseline: [] as Array<number>, memory: [] as Array<number>, redis: [] as Array<number> }
   for (let round = 0; round < rounds; round++) {
     timings.baseline.push(await perDecision(baseline))
-    timings.memory.push(await perDecision(RateLimiterMemory))
-    timings.redis.push(await perDecision(RateLimiterRedis({ url: redis.url, timeoutMs: 1_000 })))
+    timings.memory.push(await perDecision(RateLimiter.memory))
+    timings.redis.push(await perDecision(RateLimiter.redis({ url: redis.url, timeoutMs: 1_000 })))
   }
   const memoryLatency = await requestLatency({})
   const redisLatency = await requestLatency({ RATE_LIMIT_STORE: "redis", REDIS_URL: redis.url })

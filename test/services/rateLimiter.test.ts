@@ -3,7 +3,6 @@ import { Effect, TestClock } from "effect"
 import { refill, untilFull, waitFor } from "../../src/domain/tokenBucket"
 import { resetDuration } from "../../src/domain/rateLimits"
 import { RateLimiter } from "../../src/services/RateLimiter"
-import { RateLimiterMemory } from "../../src/services/RateLimiter/memory"
 
 const demand = (amount: number, limit = 10) => [{ key: "rl:{w}:chat_completions:requests", limit, amount }]
 
@@ -40,7 +39,7 @@ describe("RateLimiter (memory)", () => {
       yield* TestClock.adjust("2 minutes")
       const again = yield* Effect.all(Array.from({ length: 12 }, () => limiter.acquire(demand(1))))
       expect(again.filter((d) => d.allowed)).toHaveLength(10)
-    }).pipe(Effect.provide(RateLimiterMemory)))
+    }).pipe(Effect.provide(RateLimiter.memory)))
 
   it.effect("takes from every bucket or from none", () =>
     Effect.gen(function*() {
@@ -53,7 +52,7 @@ describe("RateLimiter (memory)", () => {
       expect(refused.allowed).toBe(false)
       const a = yield* limiter.acquire([{ key: "a", limit: 100, amount: 100 }])
       expect(a.allowed).toBe(true)
-    }).pipe(Effect.provide(RateLimiterMemory)))
+    }).pipe(Effect.provide(RateLimiter.memory)))
 
   it.effect("settles reservations: gives back unused tokens and takes extra use as a debt", () =>
     Effect.gen(function*() {
@@ -67,5 +66,5 @@ describe("RateLimiter (memory)", () => {
       expect(after.allowed).toBe(false)
       expect(after.buckets[0]!.remaining).toBe(-600)
       expect(after.retryAfterMs).toBe(Math.ceil(601 / (1_000 / 60_000)))
-    }).pipe(Effect.provide(RateLimiterMemory)))
+    }).pipe(Effect.provide(RateLimiter.memory)))
 })

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Redis } from "ioredis"
 import { RateLimiter } from "../../src/services/RateLimiter"
-import { RateLimiterRedis } from "../../src/services/RateLimiter/redis"
 import { type RedisServer, startRedis } from "../support/redis"
 
 describe("RateLimiter (Redis)", () => {
@@ -20,7 +19,7 @@ describe("RateLimiter (Redis)", () => {
 
   // Redis keeps its own time (the script reads TIME), so these tests run on the real clock.
   const withLimiter = <A, E>(effect: Effect.Effect<A, E, RateLimiter>) =>
-    Effect.provide(effect, RateLimiterRedis({ url: server.url, timeoutMs: 1_000 }))
+    Effect.provide(effect, RateLimiter.redis({ url: server.url, timeoutMs: 1_000 }))
 
   it.live("keeps a bucket in debt until it would be full again, not only two minutes", () =>
     withLimiter(Effect.gen(function*() {

@@ -4,7 +4,6 @@ import { AppConfig } from "../../src/config"
 import { defaultWorkspaceSettings } from "../../src/domain/workspaceSettings"
 import type { Principal } from "../../src/domain/principal"
 import { RateLimiter } from "../../src/services/RateLimiter"
-import { RateLimiterMemory } from "../../src/services/RateLimiter/memory"
 import { RateLimits } from "../../src/services/RateLimits"
 
 const principal: Principal = {
@@ -32,7 +31,7 @@ describe("RateLimits", () => {
       yield* first.settle(1_000)
       const second = yield* admit(0)
       expect(remainingTokens(second.headers)).toBeGreaterThanOrEqual(remainingTokens(first.headers) + 3_000 - 1)
-    }).pipe(Effect.provide(limitsOn(RateLimiterMemory))))
+    }).pipe(Effect.provide(limitsOn(RateLimiter.memory))))
 
   it.effect("refuses a request larger than the limit with the limit headers, taking nothing, and no retry-after", () =>
     Effect.gen(function*() {
@@ -52,7 +51,7 @@ describe("RateLimits", () => {
       expect(refused.headers["retry-after-ms"]).toBeUndefined()
       // Nothing was taken by the refusal.
       expect(remainingTokens((yield* admit(0)).headers)).toBe(50_000)
-    }).pipe(Effect.provide(limitsOn(RateLimiterMemory))))
+    }).pipe(Effect.provide(limitsOn(RateLimiter.memory))))
 
   it.effect("settles off the request path when the limiter's store is shared", () =>
     Effect.gen(function*() {
@@ -66,7 +65,7 @@ describe("RateLimits", () => {
             settle: (demands) => Effect.zipRight(Effect.sync(() => settled.push(demands[0]!.amount)), Effect.never),
             settlesInPlace: false
           }))
-      ).pipe(Layer.provide(RateLimiterMemory))
+      ).pipe(Layer.provide(RateLimiter.memory))
       const admission = yield* Effect.flatMap(RateLimits, (limits) =>
         limits.admit({ principal, family: "chat_completions", tokens: 500, format: "provider_a" })).pipe(Effect.provide(limitsOn(slowStore)))
       yield* admission.settle(100)

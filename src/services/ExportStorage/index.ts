@@ -1,48 +1,26 @@
-import { Context, Data, type Effect, type Option, type Stream } from "effect"
+import { Context, Effect, Layer } from "effect"
+import { AppConfig } from "../../config"
+import type { ExportStorageShape } from "./contract"
+import { localFromConfig } from "./local"
+import { makeMemoryExportStorage } from "./memory"
 
-/** Where export files go, and how a caller gets them back. */
-export type ExportStorageBackend = "local" | "s3" | "memory"
+export * from "./contract"
 
-export interface StoredExport {
-  readonly filePath: string
-  readonly bytes: number
+export class ExportStorage extends Context.Tag("ExportStorage")<ExportStorage, ExportStorageShape>() {
+  /** Files under DATA_DIR/exports, links to this service's signed download route. */
+  static readonly local = Layer.scoped(ExportStorage, localFromConfig)
+
+  /** An S3 bucket (S3_*): imported only when used, the SDK is large and a local deployment need not load it. */
+  static readonly s3 = Layer.scoped(
+    ExportStorage,
+    Effect.flatMap(Effect.promise(() => import("./s3")), (s3) => s3.s3FromConfig)
+  )
+
+  /** For tests: files kept in memory, links of the form `memory://<filePath>`. */
+  static readonly memory = Layer.effect(ExportStorage, makeMemoryExportStorage)
+
+  /** The storage EXPORT_STORAGE names. */
+  static readonly fromConfig = Layer.unwrapEffect(
+    Effect.map(AppConfig, ({ exportStorage }) => exportStorage === "local" ? ExportStorage.local : ExportStorage.s3)
+  )
 }
-
-/** A stored file being read back, for the signed download route. */
-export interface ExportFileContent {
-  readonly bytes: number
-  readonly stream: Stream.Stream<Uint8Array, ExportStorageError>
-}
-
-/** The storage failed (disk, network, object store). Not the caller's fault: a 5xx. */
-export class ExportStorageError extends Data.TaggedError("ExportStorageError")<{
-  readonly operation: "write" | "read" | "link"
-  readonly filePath: string
-  readonly cause: unknown
-}> {}
-
-/** A path that is not an export file path was given; nothing is written or read. */
-export class InvalidExportPath extends Data.TaggedError("InvalidExportPath")<{ readonly filePath: string }> {}
-
-export class ExportStorage extends Context.Tag("ExportStorage")<ExportStorage, {
-  readonly backend: ExportStorageBackend
-  /**
-   * Writes the content (CSV text, one string per piece) to `filePath` as it streams, without holding
-   * it in memory. The file appears at `filePath` only once it is complete: a failed or interrupted
-   * write leaves nothing there.
-   */
-  readonly write: <E, R>(
-    filePath: string,
-    content: Stream.Stream<string, E, R>
-  ) => Effect.Effect<StoredExport, E | ExportStorageError | InvalidExportPath, R>
-  /**
-   * A signed link that downloads the file until `expiresAt`, by default the configured expiry from
-   * now (EXPORT_LINK_TTL_SECONDS). A link signed again for a listed export keeps the first one's expiry.
-   */
-  readonly downloadUrl: (filePath: string, expiresAt?: Date) => Effect.Effect<string, ExportStorageError | InvalidExportPath>
-  /**
-   * The file's bytes, for `GET /downloads/...`. None when there is no such file, or when the backend
-   * serves downloads itself (S3's presigned URLs never reach this service).
-   */
-  readonly read: (filePath: string) => Effect.Effect<Option.Option<ExportFileContent>, ExportStorageError | InvalidExportPath>
-}>() {}

@@ -1,12 +1,12 @@
 import { NodeStream } from "@effect/platform-node"
-import { Clock, Duration, Effect, Exit, Layer, Option, Redacted, Schedule, Stream } from "effect"
+import { Clock, Duration, Effect, Exit, Option, Redacted, Schedule, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { AppConfig } from "../../config"
 import { downloadUrl, isExportFilePath, signDownload } from "../../domain/signedUrl"
 import { SigningSecret } from "../SigningSecret"
-import { ExportStorage, ExportStorageError, InvalidExportPath } from "./index"
+import { ExportStorageError, type ExportStorageShape, InvalidExportPath } from "./contract"
 
 /** Pieces are gathered up to this size before a write: fewer system calls, same memory bound. */
 const WRITE_BATCH_CHARS = 256 * 1024
@@ -22,7 +22,7 @@ export const makeLocalExportStorage = (options: {
   readonly linkBase: string
   readonly linkTtlSeconds: number
   readonly linkKey: Uint8Array
-}) => {
+}): ExportStorageShape => {
   const partialDir = path.join(options.root, ".partial")
 
   const checked = (filePath: string) =>
@@ -53,7 +53,7 @@ export const makeLocalExportStorage = (options: {
       return bytes
     })
 
-  return ExportStorage.of({
+  return {
     backend: "local",
     write: (filePath, content) =>
       Effect.gen(function*() {
@@ -96,7 +96,7 @@ export const makeLocalExportStorage = (options: {
         )
         return Option.some({ bytes: stat.value.size, stream })
       })
-  })
+  }
 }
 
 /** A partial file this old belongs to no running export (they take seconds): a crash left it. */
@@ -132,23 +132,20 @@ const sweepEvery = Duration.minutes(10)
  * Local storage as configured: DATA_DIR/exports, links from PUBLIC_URL + BASE_PATH. Expired files
  * are swept at start and every ten minutes, so the folder does not grow without end.
  */
-export const layer = Layer.scoped(
-  ExportStorage,
-  Effect.gen(function*() {
-    const config = yield* AppConfig
-    const secret = yield* SigningSecret
-    const root = path.join(config.dataDir, "exports")
-    const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) => sweepExpiredExports(root, config.exportLinkTtlSeconds, now)).pipe(
-      Effect.tap((removed) =>
-        removed === 0 ? Effect.void : Effect.logInfo("expired export files removed").pipe(Effect.annotateLogs({ removed, root }))
-      )
+export const localFromConfig = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const secret = yield* SigningSecret
+  const root = path.join(config.dataDir, "exports")
+  const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) => sweepExpiredExports(root, config.exportLinkTtlSeconds, now)).pipe(
+    Effect.tap((removed) =>
+      removed === 0 ? Effect.void : Effect.logInfo("expired export files removed").pipe(Effect.annotateLogs({ removed, root }))
     )
-    yield* Effect.forkScoped(Effect.repeat(sweep, Schedule.spaced(sweepEvery)))
-    return makeLocalExportStorage({
-      root,
-      linkBase: `${config.publicUrl}${config.basePath}`,
-      linkTtlSeconds: config.exportLinkTtlSeconds,
-      linkKey: Redacted.value(secret.linkKey)
-    })
+  )
+  yield* Effect.forkScoped(Effect.repeat(sweep, Schedule.spaced(sweepEvery)))
+  return makeLocalExportStorage({
+    root,
+    linkBase: `${config.publicUrl}${config.basePath}`,
+    linkTtlSeconds: config.exportLinkTtlSeconds,
+    linkKey: Redacted.value(secret.linkKey)
   })
-)
+})

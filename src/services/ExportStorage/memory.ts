@@ -1,13 +1,12 @@
-import { Chunk, Effect, Layer, Option, Ref, Stream } from "effect"
+import { Chunk, Effect, Option, Ref, Stream } from "effect"
 import { isExportFilePath } from "../../domain/signedUrl"
-import { ExportStorage, InvalidExportPath } from "./index"
+import { type ExportStorageShape, InvalidExportPath } from "./contract"
 
 /**
  * For tests: files kept in a Ref, links of the form `memory://<filePath>`. Like the real backends, a
  * file appears only once its content has been written completely.
  */
-export const makeMemoryExportStorage = Effect.map(Ref.make(new Map<string, string>()), (files) =>
-  ExportStorage.of({
+export const makeMemoryExportStorage = Effect.map(Ref.make(new Map<string, string>()), (files): ExportStorageShape => ({
     backend: "memory",
     write: (filePath, content) =>
       isExportFilePath(filePath)
@@ -29,5 +28,3 @@ export const makeMemoryExportStorage = Effect.map(Ref.make(new Map<string, strin
           return { bytes: bytes.length, stream: Stream.succeed(new Uint8Array(bytes)) }
         }))
   }))
-
-export const layer = Layer.effect(ExportStorage, makeMemoryExportStorage)

@@ -1,11 +1,11 @@
 import { GetObjectCommand, S3Client, type S3ClientConfig } from "@aws-sdk/client-s3"
 import { Upload } from "@aws-sdk/lib-storage"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
-import { Effect, Layer, Option, Redacted, Stream } from "effect"
+import { Effect, Option, Redacted, Stream } from "effect"
 import { PassThrough } from "node:stream"
 import { AppConfig } from "../../config"
 import { isExportFilePath } from "../../domain/signedUrl"
-import { ExportStorage, ExportStorageError, InvalidExportPath } from "./index"
+import { ExportStorageError, type ExportStorageShape, InvalidExportPath } from "./contract"
 
 /**
  * Multipart parts of 8 MiB, two in flight: the upload holds at most ~16 MiB of the file in memory,
@@ -39,12 +39,12 @@ export const makeS3ExportStorage = (options: {
   readonly client: S3Client
   readonly bucket: string
   readonly linkTtlSeconds: number
-}) => {
+}): ExportStorageShape => {
   const { bucket, client } = options
   const checked = (filePath: string) =>
     isExportFilePath(filePath) ? Effect.void : Effect.fail(new InvalidExportPath({ filePath }))
 
-  return ExportStorage.of({
+  return {
     backend: "s3",
     write: (filePath, content) =>
       Effect.gen(function*() {
@@ -104,7 +104,7 @@ export const makeS3ExportStorage = (options: {
       ),
     // Downloads go straight to the object store.
     read: (filePath) => Effect.as(checked(filePath), Option.none())
-  })
+  }
 }
 
 /**
@@ -117,33 +117,30 @@ const presignedUntil = (expiresAt: Date, now: number): { readonly signingDate: D
 }
 
 /** S3 storage as configured: S3_BUCKET, S3_ENDPOINT, S3_REGION, S3_FORCE_PATH_STYLE, AWS credentials. */
-export const layer = Layer.scoped(
-  ExportStorage,
-  Effect.gen(function*() {
-    const config = yield* AppConfig
-    const { s3 } = config
-    const credentials = Option.map(s3.credentials, (c): NonNullable<S3ClientConfig["credentials"]> => ({
-      accessKeyId: c.accessKeyId,
-      secretAccessKey: Redacted.value(c.secretAccessKey),
-      ...Option.match(c.sessionToken, { onNone: () => ({}), onSome: (token) => ({ sessionToken: Redacted.value(token) }) })
-    }))
-    const client = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        new S3Client({
-          region: s3.region,
-          forcePathStyle: s3.forcePathStyle,
-          ...Option.match(s3.endpoint, { onNone: () => ({}), onSome: (endpoint) => ({ endpoint }) }),
-          // Without explicit keys the SDK's default chain applies (profiles, web identity, instance roles).
-          ...Option.match(credentials, { onNone: () => ({}), onSome: (c) => ({ credentials: c }) })
-        })
-      ),
-      (c) => Effect.sync(() => c.destroy())
-    )
-    return makeS3ExportStorage({
-      client,
-      // The configuration refuses EXPORT_STORAGE=s3 without S3_BUCKET.
-      bucket: Option.getOrElse(s3.bucket, () => ""),
-      linkTtlSeconds: config.exportLinkTtlSeconds
-    })
+export const s3FromConfig = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const { s3 } = config
+  const credentials = Option.map(s3.credentials, (c): NonNullable<S3ClientConfig["credentials"]> => ({
+    accessKeyId: c.accessKeyId,
+    secretAccessKey: Redacted.value(c.secretAccessKey),
+    ...Option.match(c.sessionToken, { onNone: () => ({}), onSome: (token) => ({ sessionToken: Redacted.value(token) }) })
+  }))
+  const client = yield* Effect.acquireRelease(
+    Effect.sync(() =>
+      new S3Client({
+        region: s3.region,
+        forcePathStyle: s3.forcePathStyle,
+        ...Option.match(s3.endpoint, { onNone: () => ({}), onSome: (endpoint) => ({ endpoint }) }),
+        // Without explicit keys the SDK's default chain applies (profiles, web identity, instance roles).
+        ...Option.match(credentials, { onNone: () => ({}), onSome: (c) => ({ credentials: c }) })
+      })
+    ),
+    (c) => Effect.sync(() => c.destroy())
+  )
+  return makeS3ExportStorage({
+    client,
+    // The configuration refuses EXPORT_STORAGE=s3 without S3_BUCKET.
+    bucket: Option.getOrElse(s3.bucket, () => ""),
+    linkTtlSeconds: config.exportLinkTtlSeconds
   })
-)
+})

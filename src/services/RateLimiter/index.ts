@@ -1,41 +1,24 @@
-import { Context, Data, type Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
+import { AppConfig } from "../../config"
+import type { RateLimiterShape } from "./contract"
+import { makeMemoryRateLimiter } from "./memory"
+import type { RedisLimiterOptions } from "./redis"
 
-/** Units wanted from one bucket: requests or tokens of one workspace, family or model. */
-export interface BucketDemand {
-  readonly key: string
-  /** Units per minute: the bucket's size and refill. */
-  readonly limit: number
-  /** Units to take (negative: give back, when a reservation turned out larger than the use). */
-  readonly amount: number
+export * from "./contract"
+
+export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, RateLimiterShape>() {
+  /** Buckets kept in this process: right for one instance; several instances need `redis`. */
+  static readonly memory = Layer.sync(RateLimiter, makeMemoryRateLimiter)
+
+  /** Buckets in Redis, shared by every instance. ioredis is imported only when this backing is used. */
+  static readonly redis = (options: RedisLimiterOptions) =>
+    Layer.scoped(RateLimiter, Effect.flatMap(Effect.promise(() => import("./redis")), (redis) => redis.makeRedisRateLimiter(options)))
+
+  /** The limiter RATE_LIMIT_STORE asks for: in this process (one instance) or in Redis (many). */
+  static readonly fromConfig = Layer.unwrapEffect(
+    Effect.map(AppConfig, ({ rateLimit }) =>
+      rateLimit.store === "memory"
+        ? RateLimiter.memory
+        : RateLimiter.redis({ url: rateLimit.redisUrl, timeoutMs: rateLimit.redisTimeoutMs }))
+  )
 }
-
-/** A bucket after a decision, for the rate-limit headers. */
-export interface BucketReading {
-  readonly key: string
-  readonly limit: number
-  readonly remaining: number
-  /** Milliseconds until the bucket is full again. */
-  readonly resetMs: number
-}
-
-export interface RateDecision {
-  readonly allowed: boolean
-  /** When refused: milliseconds until every bucket can give what was asked. */
-  readonly retryAfterMs: number
-  readonly buckets: ReadonlyArray<BucketReading>
-}
-
-/** The shared store (Redis) could not be asked; what happens then is a setting. */
-export class RateLimiterUnavailable extends Data.TaggedError("RateLimiterUnavailable")<{ readonly cause: unknown }> {}
-
-/**
- * Per-minute token buckets. `acquire` takes from all the given buckets or from none (one atomic
- * decision, on one instance or across instances); `settle` adds or gives back units afterwards,
- * when the real use is known, even below zero (a debt the next requests wait for).
- */
-export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, {
-  readonly acquire: (demands: ReadonlyArray<BucketDemand>) => Effect.Effect<RateDecision, RateLimiterUnavailable>
-  readonly settle: (demands: ReadonlyArray<BucketDemand>) => Effect.Effect<void, RateLimiterUnavailable>
-  /** Whether `settle` is done at once, in memory: then it is cheaper to run in place than in a fiber of its own. */
-  readonly settlesInPlace: boolean
-}>() {}

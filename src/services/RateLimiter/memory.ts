@@ -1,9 +1,9 @@
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Effect } from "effect"
 import { type BucketState, refill, untilFull, waitFor } from "../../domain/tokenBucket"
-import { type BucketDemand, RateLimiter } from "./index"
+import type { BucketDemand, RateLimiterShape } from "./contract"
 
 /** Buckets kept in this process: right for one instance; several instances need the Redis layer. */
-export const RateLimiterMemory = Layer.sync(RateLimiter, () => {
+export const makeMemoryRateLimiter = (): RateLimiterShape => {
   // Decisions are synchronous, so no other request can interleave between reading and writing.
   const buckets = new Map<string, BucketState>()
   const levels = (demands: ReadonlyArray<BucketDemand>, now: number) =>
@@ -12,7 +12,7 @@ export const RateLimiterMemory = Layer.sync(RateLimiter, () => {
     demands.forEach((demand, i) =>
       buckets.set(demand.key, { tokens: Math.min(demand.limit, levelsNow[i]! - demand.amount), at: now })
     )
-  return RateLimiter.of({
+  return {
     acquire: (demands) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         const before = levels(demands, now)
@@ -30,5 +30,5 @@ export const RateLimiterMemory = Layer.sync(RateLimiter, () => {
       }),
     settle: (demands) => Effect.map(Clock.currentTimeMillis, (now) => store(demands, levels(demands, now), now)),
     settlesInPlace: true
-  })
-})
+  }
+}

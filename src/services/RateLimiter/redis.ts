@@ -1,7 +1,7 @@
-import { Effect, Layer } from "effect"
+import { Effect, type Scope } from "effect"
 import { Redis } from "ioredis"
 import { untilFull } from "../../domain/tokenBucket"
-import { type BucketDemand, RateLimiter, RateLimiterUnavailable } from "./index"
+import { type BucketDemand, type RateLimiterShape, RateLimiterUnavailable } from "./contract"
 
 /**
  * One script per decision: it refills every bucket from Redis's own clock (so instances agree on
@@ -52,68 +52,65 @@ export interface RedisLimiterOptions {
 }
 
 /** Buckets in Redis, shared by every instance of the service. */
-export const RateLimiterRedis = (options: RedisLimiterOptions) =>
-  Layer.scoped(
-    RateLimiter,
-    Effect.gen(function*() {
-      const redis = yield* Effect.acquireRelease(
-        Effect.sync(() =>
-          new Redis(options.url, {
-            // Fail fast while disconnected instead of queueing: the caller decides to fail open or closed.
-            enableOfflineQueue: false,
-            maxRetriesPerRequest: 0,
-            commandTimeout: options.timeoutMs,
-            lazyConnect: false,
-            retryStrategy: (attempt) => Math.min(attempt * 200, 2_000)
-          })
-        ),
-        (client) => Effect.promise(() => client.quit().catch(() => client.disconnect()))
-      )
-      // Errors are reported per call; without a listener ioredis would print each one.
-      redis.on("error", () => undefined)
-      redis.defineCommand("takeBuckets", { lua: script })
-      // The client connects in the background: wait for it, so the first requests are not taken for an
-      // outage. A Redis that is not there at start-up is reported, and handled as an outage until it is.
-      yield* Effect.async<void>((resume) => {
-        if (redis.status === "ready") return resume(Effect.void)
-        redis.once("ready", () => resume(Effect.void))
-      }).pipe(
-        Effect.timeoutTo({
-          duration: "5 seconds",
-          onSuccess: () => Effect.void,
-          onTimeout: () => Effect.logWarning("Redis for rate limits is not reachable yet").pipe(Effect.annotateLogs({ url: options.url }))
-        }),
-        Effect.flatten
-      )
+export const makeRedisRateLimiter = (options: RedisLimiterOptions): Effect.Effect<RateLimiterShape, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const redis = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        new Redis(options.url, {
+          // Fail fast while disconnected instead of queueing: the caller decides to fail open or closed.
+          enableOfflineQueue: false,
+          maxRetriesPerRequest: 0,
+          commandTimeout: options.timeoutMs,
+          lazyConnect: false,
+          retryStrategy: (attempt) => Math.min(attempt * 200, 2_000)
+        })
+      ),
+      (client) => Effect.promise(() => client.quit().catch(() => client.disconnect()))
+    )
+    // Errors are reported per call; without a listener ioredis would print each one.
+    redis.on("error", () => undefined)
+    redis.defineCommand("takeBuckets", { lua: script })
+    // The client connects in the background: wait for it, so the first requests are not taken for an
+    // outage. A Redis that is not there at start-up is reported, and handled as an outage until it is.
+    yield* Effect.async<void>((resume) => {
+      if (redis.status === "ready") return resume(Effect.void)
+      redis.once("ready", () => resume(Effect.void))
+    }).pipe(
+      Effect.timeoutTo({
+        duration: "5 seconds",
+        onSuccess: () => Effect.void,
+        onTimeout: () => Effect.logWarning("Redis for rate limits is not reachable yet").pipe(Effect.annotateLogs({ url: options.url }))
+      }),
+      Effect.flatten
+    )
 
-      const run = (demands: ReadonlyArray<BucketDemand>, mode: "acquire" | "settle") =>
-        Effect.tryPromise({
-          try: () =>
-            (redis as Redis & {
-              takeBuckets: (count: number, ...args: Array<string | number>) => Promise<Array<string>>
-            }).takeBuckets(
-              demands.length,
-              ...demands.map((d) => d.key),
-              ...demands.flatMap((d) => [d.limit, d.amount]),
-              mode
-            ),
-          catch: (cause) => new RateLimiterUnavailable({ cause })
-        }).pipe(Effect.map((reply) => ({ wait: Number(reply[0]), levels: reply.slice(1).map(Number) })))
+    const run = (demands: ReadonlyArray<BucketDemand>, mode: "acquire" | "settle") =>
+      Effect.tryPromise({
+        try: () =>
+          (redis as Redis & {
+            takeBuckets: (count: number, ...args: Array<string | number>) => Promise<Array<string>>
+          }).takeBuckets(
+            demands.length,
+            ...demands.map((d) => d.key),
+            ...demands.flatMap((d) => [d.limit, d.amount]),
+            mode
+          ),
+        catch: (cause) => new RateLimiterUnavailable({ cause })
+      }).pipe(Effect.map((reply) => ({ wait: Number(reply[0]), levels: reply.slice(1).map(Number) })))
 
-      return RateLimiter.of({
-        acquire: (demands) =>
-          Effect.map(run(demands, "acquire"), ({ levels, wait }) => ({
-            allowed: wait === 0,
-            retryAfterMs: wait,
-            buckets: demands.map((d, i) => ({
-              key: d.key,
-              limit: d.limit,
-              remaining: levels[i]!,
-              resetMs: untilFull(levels[i]!, d.limit)
-            }))
-          })),
-        settle: (demands) => Effect.asVoid(run(demands, "settle")),
-        settlesInPlace: false
-      })
-    })
-  )
+    return {
+      acquire: (demands) =>
+        Effect.map(run(demands, "acquire"), ({ levels, wait }) => ({
+          allowed: wait === 0,
+          retryAfterMs: wait,
+          buckets: demands.map((d, i) => ({
+            key: d.key,
+            limit: d.limit,
+            remaining: levels[i]!,
+            resetMs: untilFull(levels[i]!, d.limit)
+          }))
+        })),
+      settle: (demands) => Effect.asVoid(run(demands, "settle")),
+      settlesInPlace: false
+    }
+  })
