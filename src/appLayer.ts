@@ -45,6 +45,7 @@ import { UsageRecorder } from "./services/UsageRecorder"
 import { DatabaseLive } from "./services/Database"
 import { ExportService } from "./services/ExportService/index"
 import { ExportPriceCatalog } from "./services/ExportService/priceCatalog"
+import { ExportDownloads } from "./services/ExportDownloads"
 import { ExportStorage } from "./services/ExportStorage"
 import { SigningSecret } from "./services/SigningSecret"
 import { UsageRepository } from "./services/UsageRepository"
@@ -81,7 +82,7 @@ export const ConsoleServicesLive = Layer.mergeAll(
  * The usage ledger and its exports: ingestion, the export pipeline, export storage (EXPORT_STORAGE)
  * and the server secret of links and pseudonyms. Platform messages are priced from the price table.
  */
-export const UsageExportsLive = ExportService.layer.pipe(
+export const UsageExportsLive = Layer.merge(ExportService.layer, ExportDownloads.layer).pipe(
   Layer.provideMerge(ExportStorage.fromConfig),
   Layer.provideMerge(SigningSecret.layer),
   Layer.provide(ExportPriceCatalog.fromPrices.pipe(Layer.provide(Prices.layer))),
