@@ -30,6 +30,10 @@ const usage = `usage: npm run cli -- <command>
   member role WORKSPACE_ID MEMBER_ID --role admin|member
   member remove WORKSPACE_ID MEMBER_ID
   audit WORKSPACE_ID [--action ACTION] [--limit N] [--cursor CURSOR]
+  provider-key set WORKSPACE_ID provider_a|provider_b|provider_c [--key-file FILE]   (the key from FILE or standard input, never an argument)
+  provider-key list WORKSPACE_ID
+  provider-key remove WORKSPACE_ID PROVIDER
+  credentials rotate   (after a restart with the new CREDENTIALS_KEY and the old one as CREDENTIALS_KEY_PREVIOUS)
 ${usageCommandsHelp}
 
 environment: WORKSPACE_API_URL (default http://127.0.0.1:$PORT$BASE_PATH), ADMIN_TOKEN (default: DATA_DIR/secrets.json),
@@ -40,7 +44,7 @@ const { positionals, values } = parseArgs({
   allowPositionals: true,
   strict: false,
   options: Object.fromEntries(
-    ["name", "settings", "scopes", "search", "limit", "cursor", "email", "role", "action", ...usageCommandOptions].map((name) => [name, { type: "string" as const }])
+    ["name", "settings", "scopes", "search", "limit", "cursor", "email", "role", "action", "key-file", ...usageCommandOptions].map((name) => [name, { type: "string" as const }])
   )
 })
 
@@ -66,6 +70,26 @@ const decodeScopes = (raw: string) =>
 
 const decodeRole = (raw: string | undefined) =>
   Schema.decodeUnknown(MemberRole)(raw).pipe(Effect.mapError(() => new UsageError({ message: "--role: admin or member" })))
+
+const decodeProvider = (raw: string | undefined) =>
+  Schema.decodeUnknown(Schema.Literal("provider_a", "provider_b", "provider_c"))(raw).pipe(
+    Effect.mapError(() => new UsageError({ message: `PROVIDER: one of provider_a, provider_b, provider_c\n\n${usage}` }))
+  )
+
+/**
+ * A provider key is read from a file or standard input, never taken as an argument: arguments end up in
+ * shell histories and in every process listing of the machine.
+ */
+const readProviderKey = (file: string | undefined) =>
+  Effect.try({
+    try: () => fs.readFileSync(file ?? 0, "utf8").trim(),
+    catch: () => new UsageError({ message: `cannot read the provider key from ${file ?? "standard input"}` })
+  }).pipe(
+    Effect.filterOrFail(
+      (key) => key !== "",
+      () => new UsageError({ message: "no provider key given: pipe it in (… | npm run cli -- provider-key set …) or use --key-file" })
+    )
+  )
 
 const decodeLimit = (raw: string | undefined) =>
   raw === undefined
@@ -166,6 +190,17 @@ const program = Effect.gen(function*() {
       return yield* client.admin.revokeApiKey({
         path: { id: yield* required(first, "WORKSPACE_ID"), keyId: yield* required(second, "KEY_ID") }
       })
+    case "provider-key set": {
+      const id = yield* required(first, "WORKSPACE_ID")
+      const provider = yield* decodeProvider(second)
+      return yield* client.admin.setProviderKey({ path: { id, provider }, payload: { apiKey: yield* readProviderKey(option("key-file")) } })
+    }
+    case "provider-key list":
+      return yield* client.admin.listProviderKeys({ path: { id: yield* required(first, "WORKSPACE_ID") } })
+    case "provider-key remove":
+      return yield* client.admin.removeProviderKey({ path: { id: yield* required(first, "WORKSPACE_ID"), provider: yield* decodeProvider(second) } })
+    case "credentials rotate":
+      return yield* client.admin.rotateCredentials()
     default:
       return yield* Effect.fail(new UsageError({ message: usage }))
   }

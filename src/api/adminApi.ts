@@ -7,6 +7,7 @@ import { withoutNul } from "./schemas/common"
 import { IngestEventsPayload, MAX_EVENTS_PER_BATCH } from "./schemas/events"
 import { AdminAuth } from "./security"
 import { AuditPageView, ChangeMember, InvitedMember, InviteMember, MemberView } from "./schemas/members"
+import { ProviderKeyView, RotationResultView, SetProviderKey } from "./schemas/providerKeys"
 
 const Name = Schema.String.pipe(
   Schema.minLength(1, { message: () => "name must not be empty" }),
@@ -44,6 +45,7 @@ export const IngestEventsResult = Schema.Struct({
 const workspaceId = HttpApiSchema.param("id", Schema.String)
 const keyId = HttpApiSchema.param("keyId", Schema.String)
 const memberId = HttpApiSchema.param("memberId", Schema.String)
+const provider = HttpApiSchema.param("provider", Schema.Literal("provider_a", "provider_b", "provider_c"))
 const PageParams = {
   limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200))),
   cursor: Schema.optional(Schema.String)
@@ -120,6 +122,37 @@ export class AdminApi extends HttpApiGroup.make("admin")
     HttpApiEndpoint.del("removeMember")`/admin/workspaces/${workspaceId}/members/${memberId}`
       .addSuccess(MemberView)
       .annotate(OpenApi.Description, "The person's sessions end at once. 409 `last_admin` for the last active admin.")
+  )
+  .add(
+    HttpApiEndpoint.put("setProviderKey")`/admin/workspaces/${workspaceId}/provider-keys/${provider}`
+      .setPayload(SetProviderKey)
+      .addSuccess(ProviderKeyView)
+      .annotate(
+        OpenApi.Description,
+        "Saves the workspace's own key for a provider, replacing any previous one. The key is checked with one cheap call to " +
+          "the provider first (400 `provider_key_rejected` when refused; 502 when the provider cannot be asked) and stored " +
+          "encrypted under CREDENTIALS_KEY (409 `credentials_key_missing` when the service has none). From then on every " +
+          "request of the workspace to that provider goes upstream with this key. The key is never shown again."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listProviderKeys")`/admin/workspaces/${workspaceId}/provider-keys`
+      .addSuccess(Schema.Struct({ data: Schema.Array(ProviderKeyView) }))
+  )
+  .add(
+    HttpApiEndpoint.del("removeProviderKey")`/admin/workspaces/${workspaceId}/provider-keys/${provider}`
+      .addSuccess(ProviderKeyView)
+      .annotate(OpenApi.Description, "The workspace's requests to the provider go with the service's own key again.")
+  )
+  .add(
+    HttpApiEndpoint.post("rotateCredentials", "/admin/provider-keys/rotate")
+      .addSuccess(RotationResultView)
+      .annotate(
+        OpenApi.Description,
+        "Re-encrypts every stored provider key under CREDENTIALS_KEY, opening those of the previous key with " +
+          "CREDENTIALS_KEY_PREVIOUS. Run it after restarting with the new key and the old one as CREDENTIALS_KEY_PREVIOUS; " +
+          "once it reports nothing unreadable, CREDENTIALS_KEY_PREVIOUS can go."
+      )
   )
   .add(
     HttpApiEndpoint.get("audit")`/admin/workspaces/${workspaceId}/audit`

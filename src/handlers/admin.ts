@@ -12,7 +12,13 @@ import { WorkspaceNotFound, Workspaces } from "../services/Workspaces"
 import { StorageFailure } from "../services/StorageFailure"
 import { type AuditAction, AuditLog } from "../services/AuditLog"
 import { type LastAdmin, type MemberNotFound, Members } from "../services/Members"
-import { auditView, clientAddress, invitedView, keyView as consoleKeyView, memberView, workspaceView } from "./consoleViews"
+import {
+  type CredentialsKeyMissing,
+  ProviderCredentials,
+  type ProviderKeyRejected,
+  type ProviderKeyUncheckable
+} from "../services/ProviderCredentials"
+import { auditView, clientAddress, invitedView, keyView as consoleKeyView, memberView, providerKeyWireView, workspaceView } from "./consoleViews"
 
 /** The admin API's key view: the console's, without who created it. */
 const keyView = (k: ApiKeyRecord) => {
@@ -22,7 +28,18 @@ const keyView = (k: ApiKeyRecord) => {
 
 /** Service failures as the admin API's errors. */
 const adminErrors = <A, R>(
-  effect: Effect.Effect<A, WorkspaceNotFound | ApiKeyNotFound | MemberNotFound | LastAdmin | StorageFailure, R>
+  effect: Effect.Effect<
+    A,
+    | WorkspaceNotFound
+    | ApiKeyNotFound
+    | MemberNotFound
+    | LastAdmin
+    | CredentialsKeyMissing
+    | ProviderKeyRejected
+    | ProviderKeyUncheckable
+    | StorageFailure,
+    R
+  >
 ): Effect.Effect<A, AdminError, R> =>
   Effect.mapError(Effect.tapErrorTag(effect, "StorageFailure", (failure) => logDatabaseUnavailable(failure.cause)), (error) => {
     switch (error._tag) {
@@ -42,10 +59,40 @@ const adminErrors = <A, R>(
           code: "api_key_not_found",
           message: `No API key with id ${error.id} in this workspace.`
         })
+      case "CredentialsKeyMissing":
+      case "ProviderKeyRejected":
+      case "ProviderKeyUncheckable":
+        return new AdminError(providerKeyRefusal(error))
       case "StorageFailure":
         return new AdminError({ status: 503, code: "unavailable", message: "The database is unavailable. Retry shortly." })
     }
   })
+
+/** Why a provider key was not saved, as the admin API's errors (the console answers the same words). */
+export const providerKeyRefusal = (error: CredentialsKeyMissing | ProviderKeyRejected | ProviderKeyUncheckable) => {
+  switch (error._tag) {
+    case "CredentialsKeyMissing":
+      return {
+        status: 409,
+        code: "credentials_key_missing",
+        message: "This service has no CREDENTIALS_KEY, so it cannot store provider keys. The operator must set CREDENTIALS_KEY " +
+          "(32 bytes, base64 or hex) and restart the service."
+      }
+    case "ProviderKeyRejected":
+      return {
+        status: 400,
+        code: "provider_key_rejected",
+        message: `${error.provider} refused this key (${error.reason}). It was not saved.`,
+        field: "apiKey"
+      }
+    case "ProviderKeyUncheckable":
+      return {
+        status: 502,
+        code: "provider_unreachable",
+        message: `${error.provider} could not be asked to check the key (${error.reason}). It was not saved; retry shortly.`
+      }
+  }
+}
 
 /** A body that is not JSON, or too large, as the framework itself would have answered. */
 const unreadableBody = (error: HttpServerError.RequestError, maxBodyBytes: number): AdminError => {
@@ -72,6 +119,7 @@ export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handle
     const { maxBodyBytes } = config
     const members = yield* Members
     const audit = yield* AuditLog
+    const credentials = yield* ProviderCredentials
     /** Every change the operator makes through the admin API is audited like a console change. */
     const audited = (workspaceId: string, action: AuditAction, target: string) =>
       Effect.flatMap(clientAddress, (address) => audit.record({ workspaceIds: [workspaceId], actor: "operator", action, target, address }))
@@ -101,6 +149,32 @@ export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handle
           Effect.map(memberView),
           adminErrors
         ))
+      .handle("setProviderKey", ({ path, payload }) =>
+        Effect.gen(function*() {
+          yield* adminErrors(workspaces.get(path.id))
+          const saved = yield* adminErrors(
+            credentials.set({ workspaceId: path.id, provider: path.provider, apiKey: payload.apiKey, actor: "operator" })
+          )
+          yield* adminErrors(audited(path.id, "provider_key.set", `${saved.provider} (…${saved.last4})`))
+          return providerKeyWireView(saved)
+        }))
+      .handle("listProviderKeys", ({ path }) =>
+        Effect.zipRight(workspaces.get(path.id), credentials.list(path.id)).pipe(
+          Effect.map((list) => ({ data: list.map(providerKeyWireView) })),
+          adminErrors
+        ))
+      .handle("removeProviderKey", ({ path }) =>
+        Effect.zipRight(workspaces.get(path.id), credentials.remove(path.id, path.provider)).pipe(
+          adminErrors,
+          Effect.flatMap(Option.match({
+            onNone: () =>
+              Effect.fail(new AdminError({ status: 404, code: "provider_key_not_found", message: `The workspace has no ${path.provider} key.` })),
+            onSome: (removed) =>
+              Effect.as(adminErrors(audited(path.id, "provider_key.removed", `${removed.provider} (…${removed.last4})`)), providerKeyWireView(removed))
+          }))
+        ))
+      .handle("rotateCredentials", () =>
+        adminErrors(credentials.rotate))
       .handle("audit", ({ path, urlParams }) =>
         Effect.zipRight(
           workspaces.get(path.id),

@@ -7,6 +7,7 @@ import type { AuditPage } from "../services/AuditLog"
 import type { RecentExport } from "../services/ExportService/index"
 import type { Invitation, Member } from "../services/Members"
 import type { Workspace } from "../domain/workspace"
+import type { ProviderKeyView } from "../services/ProviderCredentials"
 
 /** Views shared by the admin API and the console API: the same shapes in both. */
 
@@ -50,6 +51,12 @@ export const recentExportView = (e: RecentExport) => ({
   dateRange: { ...e.dateRange },
   createdAt: e.createdAt.toISOString(),
   expiresAt: e.expiresAt.toISOString()
+})
+
+export const providerKeyWireView = (k: ProviderKeyView) => ({
+  ...k,
+  createdAt: k.createdAt.toISOString(),
+  lastUsedAt: k.lastUsedAt?.toISOString() ?? null
 })
 
 export const workspaceView = (w: Workspace) => ({ id: w.id, name: w.name, settings: w.settings, createdAt: w.createdAt.toISOString() })

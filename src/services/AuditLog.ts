@@ -17,6 +17,8 @@ export type AuditAction =
   | "settings.changed"
   | "workspace.created"
   | "export.run"
+  | "provider_key.set"
+  | "provider_key.removed"
 
 export const auditActions: ReadonlyArray<AuditAction> = [
   "session.signed_in",
@@ -30,7 +32,9 @@ export const auditActions: ReadonlyArray<AuditAction> = [
   "invitation.accepted",
   "settings.changed",
   "workspace.created",
-  "export.run"
+  "export.run",
+  "provider_key.set",
+  "provider_key.removed"
 ]
 
 export interface AuditEntry {

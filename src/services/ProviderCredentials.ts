@@ -75,7 +75,8 @@ export class ProviderCredentials extends Context.Tag("ProviderCredentials")<Prov
     readonly actor: string
   }) => Effect.Effect<ProviderKeyView, CredentialsKeyMissing | ProviderKeyRejected | ProviderKeyUncheckable | StorageFailure>
   readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<ProviderKeyView>, StorageFailure>
-  readonly remove: (workspaceId: string, provider: string) => Effect.Effect<boolean, StorageFailure>
+  /** The removed key's view, if there was one. */
+  readonly remove: (workspaceId: string, provider: string) => Effect.Effect<Option.Option<ProviderKeyView>, StorageFailure>
   /** The workspace's key for a provider, in the clear, for its upstream requests; None when it has none. */
   readonly keyFor: (workspaceId: string, provider: string) => Effect.Effect<Option.Option<string>, ProviderKeyUnreadable | StorageFailure>
   readonly markUsed: (workspaceId: string, provider: string) => Effect.Effect<void, StorageFailure>
@@ -132,7 +133,7 @@ export class ProviderCredentials extends Context.Tag("ProviderCredentials")<Prov
             return providerKeyView(saved)
           }),
         list: (workspaceId) => Effect.map(store.list(workspaceId), (keys) => keys.map(providerKeyView)),
-        remove: (workspaceId, provider) => store.remove(workspaceId, provider),
+        remove: (workspaceId, provider) => Effect.map(store.remove(workspaceId, provider), Option.map(providerKeyView)),
         keyFor: (workspaceId, provider) => opened(`${workspaceId}/${provider}`),
         markUsed: (workspaceId, provider) => Effect.flatMap(now, (at) => store.markUsed(workspaceId, provider, at)),
         recordRefusal: (workspaceId, provider, reason) => Effect.flatMap(now, (at) => store.recordError(workspaceId, provider, reason, at)),

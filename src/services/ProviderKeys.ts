@@ -32,8 +32,8 @@ export class ProviderKeys extends Context.Tag("ProviderKeys")<ProviderKeys, {
   /** The workspace's keys, by provider name. */
   readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<StoredProviderKey>, StorageFailure>
   readonly get: (workspaceId: string, provider: string) => Effect.Effect<Option.Option<StoredProviderKey>, StorageFailure>
-  /** Whether there was a key to remove. */
-  readonly remove: (workspaceId: string, provider: string) => Effect.Effect<boolean, StorageFailure>
+  /** The key removed, if there was one. */
+  readonly remove: (workspaceId: string, provider: string) => Effect.Effect<Option.Option<StoredProviderKey>, StorageFailure>
   readonly markUsed: (workspaceId: string, provider: string, at: Date) => Effect.Effect<void, StorageFailure>
   readonly recordError: (workspaceId: string, provider: string, message: string, at: Date) => Effect.Effect<void, StorageFailure>
   /** Keys not sealed with the given CREDENTIALS_KEY id (what a rotation has left to do). */
@@ -65,9 +65,9 @@ export class ProviderKeys extends Context.Tag("ProviderKeys")<ProviderKeys, {
             SELECT ${columns} FROM workspace_provider_keys WHERE workspace_id = ${workspaceId} AND provider = ${provider}`))
             .pipe(Effect.map((found) => Option.fromNullable(found[0]))),
         remove: (workspaceId, provider) =>
-          orStorageFailure(sql<{ provider: string }>`
-            DELETE FROM workspace_provider_keys WHERE workspace_id = ${workspaceId} AND provider = ${provider} RETURNING provider`)
-            .pipe(Effect.map((found) => found.length > 0)),
+          orStorageFailure(rows(sql<Row>`
+            DELETE FROM workspace_provider_keys WHERE workspace_id = ${workspaceId} AND provider = ${provider} RETURNING ${columns}`))
+            .pipe(Effect.map((found) => Option.fromNullable(found[0]))),
         markUsed: (workspaceId, provider, at) =>
           orStorageFailure(sql`
             UPDATE workspace_provider_keys SET last_used_at = GREATEST(coalesce(last_used_at, ${at}), ${at})
@@ -109,10 +109,11 @@ export class ProviderKeys extends Context.Tag("ProviderKeys")<ProviderKeys, {
         get: (workspaceId, provider) => Effect.map(Ref.get(store), (map) => Option.fromNullable(map.get(id(workspaceId, provider)))),
         remove: (workspaceId, provider) =>
           Ref.modify(store, (map) => {
-            if (!map.has(id(workspaceId, provider))) return [false, map]
+            const removed = map.get(id(workspaceId, provider))
+            if (removed === undefined) return [Option.none(), map]
             const next = new Map(map)
             next.delete(id(workspaceId, provider))
-            return [true, next]
+            return [Option.some(removed), next]
           }),
         markUsed: (workspaceId, provider, at) =>
           update(workspaceId, provider, (key) => ({

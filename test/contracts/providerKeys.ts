@@ -57,8 +57,8 @@ export const providerKeysContract = <E>(backing: string, layer: Layer.Layer<Prov
         const keys = yield* ProviderKeys
         const { id } = yield* workspace
         yield* keys.put(keyFor(id, "provider_c"))
-        expect(yield* keys.remove(id, "provider_c")).toBe(true)
-        expect(yield* keys.remove(id, "provider_c")).toBe(false)
+        expect(Option.map(yield* keys.remove(id, "provider_c"), (k) => k.provider)).toEqual(Option.some("provider_c"))
+        expect(Option.isNone(yield* keys.remove(id, "provider_c"))).toBe(true)
         expect(yield* keys.list(id)).toEqual([])
       }).pipe(Effect.provide(layer)))
 
