@@ -8,6 +8,7 @@ import { ApiKeyView, CreatedApiKey } from "./adminApi"
 import { consoleErrorSchema } from "./errors/consoleError"
 import { AuditPageView, ChangeMember, InvitedMember, InviteMember, MemberView } from "./schemas/members"
 import { UsageExportDataType, UsageExportRequest, UsageExportResult } from "./schemas/usageExport"
+import { SetProviderKey } from "./schemas/providerKeys"
 
 /** The console's session cookie. */
 export const sessionCookie = "wsapi_session"
@@ -132,12 +133,24 @@ export const RecentExportView = Schema.Struct({
   expiresAt: Schema.String
 }).annotations({ identifier: "RecentExport" })
 
+/** A provider's key as the console shows it: admins see its details, members only whether one is set. */
+export const ConsoleProviderKey = Schema.Struct({
+  provider: Schema.String,
+  set: Schema.Boolean,
+  last4: Schema.NullOr(Schema.String),
+  createdAt: Schema.NullOr(Schema.String),
+  createdBy: Schema.NullOr(Schema.String),
+  lastUsedAt: Schema.NullOr(Schema.String),
+  lastError: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "ConsoleProviderKey" })
+
 export const ModelView = Schema.Struct({ provider: Schema.String, family: Schema.String, id: Schema.String })
   .annotations({ identifier: "ConsoleModel" })
 
 const workspaceId = HttpApiSchema.param("id", Schema.String)
 const keyId = HttpApiSchema.param("keyId", Schema.String)
 const memberId = HttpApiSchema.param("memberId", Schema.String)
+const provider = HttpApiSchema.param("provider", Schema.Literal("provider_a", "provider_b", "provider_c"))
 const token = HttpApiSchema.param("token", Schema.String)
 const dataType = HttpApiSchema.param("dataType", UsageExportDataType)
 const PageParams = {
@@ -249,6 +262,16 @@ export class ConsoleApi extends HttpApiGroup.make("console")
   )
   .add(HttpApiEndpoint.patch("changeMember")`/console/api/workspaces/${workspaceId}/members/${memberId}`.setPayload(ChangeMember).addSuccess(MemberView))
   .add(HttpApiEndpoint.del("removeMember")`/console/api/workspaces/${workspaceId}/members/${memberId}`.addSuccess(MemberView))
+  .add(
+    HttpApiEndpoint.get("providerKeys")`/console/api/workspaces/${workspaceId}/provider-keys`
+      .addSuccess(Schema.Struct({ data: Schema.Array(ConsoleProviderKey) }))
+  )
+  .add(
+    HttpApiEndpoint.put("setProviderKey")`/console/api/workspaces/${workspaceId}/provider-keys/${provider}`
+      .setPayload(SetProviderKey)
+      .addSuccess(ConsoleProviderKey)
+  )
+  .add(HttpApiEndpoint.del("removeProviderKey")`/console/api/workspaces/${workspaceId}/provider-keys/${provider}`.addSuccess(ConsoleProviderKey))
   .add(HttpApiEndpoint.get("settings")`/console/api/workspaces/${workspaceId}/settings`.addSuccess(ConsoleSettings))
   .add(
     HttpApiEndpoint.patch("updateSettings")`/console/api/workspaces/${workspaceId}/settings`

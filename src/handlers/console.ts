@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { WorkspaceApi } from "../api/Api"
 import { CurrentConsoleActor } from "../api/consoleApi"
 import { ConsoleError, forbidden, unavailable } from "../api/errors/consoleError"
@@ -17,10 +17,28 @@ import { workspaceModels, WorkspaceLimits } from "../services/WorkspaceLimits"
 import { type WorkspaceNotFound, Workspaces } from "../services/Workspaces"
 import { type StorageFailure } from "../services/StorageFailure"
 import { type Workspace } from "../domain/workspace"
+import { providerKeyRefusal } from "./admin"
 import { asExportError } from "./exports"
-import { auditView, clientAddress, invitedView, keyView, memberView, recentExportView } from "./consoleViews"
+import { auditView, clientAddress, invitedView, keyView, memberView, providerKeyWireView, recentExportView } from "./consoleViews"
+import {
+  type CredentialsKeyMissing,
+  ProviderCredentials,
+  type ProviderKeyRejected,
+  type ProviderKeyUncheckable,
+  type ProviderKeyView
+} from "../services/ProviderCredentials"
 
-type Refusal = WorkspaceNotFound | ApiKeyNotFound | MemberNotFound | LastAdmin | InvalidUsageRange | StorageFailure | ConsoleError
+type Refusal =
+  | WorkspaceNotFound
+  | ApiKeyNotFound
+  | MemberNotFound
+  | LastAdmin
+  | InvalidUsageRange
+  | CredentialsKeyMissing
+  | ProviderKeyRejected
+  | ProviderKeyUncheckable
+  | StorageFailure
+  | ConsoleError
 
 /** Service refusals as console errors; another workspace's resources are 404 like missing ones. */
 const consoleErrors = <A, R>(effect: Effect.Effect<A, Refusal, R>): Effect.Effect<A, ConsoleError, R> =>
@@ -42,10 +60,26 @@ const consoleErrors = <A, R>(effect: Effect.Effect<A, Refusal, R>): Effect.Effec
         })
       case "InvalidUsageRange":
         return new ConsoleError({ status: 400, code: "invalid_date_range", message: error.message, field: error.field })
+      case "CredentialsKeyMissing":
+      case "ProviderKeyRejected":
+      case "ProviderKeyUncheckable":
+        return new ConsoleError(providerKeyRefusal(error))
       case "StorageFailure":
         return unavailable()
     }
   })
+
+/** A provider as the console shows it without its key's details. */
+const keyless = (provider: string, set: boolean) => ({ provider, set, last4: null, createdAt: null, createdBy: null, lastUsedAt: null, lastError: null })
+
+/** Every provider, with or without a key; a member learns only whether one is set. */
+const consoleProviderKeys = (keys: ReadonlyArray<ProviderKeyView>, role: MemberRole) =>
+  consoleProviders.map((provider) => {
+    const key = keys.find((k) => k.provider === provider)
+    return key === undefined || role !== "admin" ? keyless(provider, key !== undefined) : { ...providerKeyWireView(key), set: true }
+  })
+
+const consoleProviders = ["provider_a", "provider_b", "provider_c"] as const
 
 const fromExport = (failure: ExportFailure): ConsoleError => {
   const e = asExportError(failure)
@@ -67,6 +101,7 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
     const limits = yield* WorkspaceLimits
     const exports = yield* ExportService
     const rateLimits = yield* RateLimits
+    const credentials = yield* ProviderCredentials
 
     /** The caller's access to the workspace, refused with 403 when `needed` is admin and the role is member. */
     const allowed = (workspaceId: string, needed: MemberRole) =>
@@ -237,6 +272,30 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
           const member = yield* members.remove(path.id, path.memberId)
           yield* audited(actor, path.id, "member.removed", member.email)
           return memberView(member)
+        })))
+      .handle("providerKeys", ({ path }) =>
+        consoleErrors(Effect.gen(function*() {
+          const { role } = yield* allowed(path.id, "member")
+          return { data: consoleProviderKeys(yield* credentials.list(path.id), role) }
+        })))
+      .handle("setProviderKey", ({ path, payload }) =>
+        consoleErrors(Effect.gen(function*() {
+          const { actor } = yield* allowed(path.id, "admin")
+          const saved = yield* credentials.set({ workspaceId: path.id, provider: path.provider, apiKey: payload.apiKey, actor: actorLabel(actor) })
+          yield* audited(actor, path.id, "provider_key.set", `${saved.provider} (…${saved.last4})`)
+          return { ...providerKeyWireView(saved), set: true }
+        })))
+      .handle("removeProviderKey", ({ path }) =>
+        consoleErrors(Effect.gen(function*() {
+          const { actor } = yield* allowed(path.id, "admin")
+          const removed = yield* credentials.remove(path.id, path.provider)
+          if (Option.isNone(removed)) {
+            return yield* Effect.fail(
+              new ConsoleError({ status: 404, code: "provider_key_not_found", message: `The workspace has no ${path.provider} key.` })
+            )
+          }
+          yield* audited(actor, path.id, "provider_key.removed", `${removed.value.provider} (…${removed.value.last4})`)
+          return keyless(path.provider, false)
         })))
       .handle("settings", ({ path }) => consoleErrors(Effect.flatMap(allowed(path.id, "admin"), settingsView)))
       .handle("updateSettings", ({ path, payload }) =>

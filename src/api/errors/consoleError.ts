@@ -22,7 +22,7 @@ export const consoleErrorSchema = statusVariants(
   ConsoleErrorBody,
   consoleErrorWire,
   (body, status) => new ConsoleError({ status, ...body.error }),
-  [400, 401, 403, 404, 409, 410, 413, 415, 429, 500, 503]
+  [400, 401, 403, 404, 409, 410, 413, 415, 429, 500, 502, 503]
 )
 
 export const unauthenticated = () =>

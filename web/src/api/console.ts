@@ -1,6 +1,6 @@
 import { query, request } from "./client"
 import type {
-  ActivityRow, ApiKey, AuditEntry, ConsoleSettings, CreatedApiKey, GroupBy, Invitation, InvitationInfo, Member, Page, Person, RecentExport,
+  ActivityRow, ApiKey, AuditEntry, ConsoleSettings, CreatedApiKey, GroupBy, Invitation, InvitationInfo, Member, Page, Person, ProviderKey, RecentExport,
   Role, Scope, Session, SettingsPatch, UsageExportDataType, UsageExportResult, UsageRow, WorkspaceModel, WorkspaceRef, WorkspaceSummary
 } from "./types"
 
@@ -51,6 +51,15 @@ export const createApiKey = (workspaceId: string, name: string, scopes: Readonly
 
 export const revokeApiKey = (workspaceId: string, keyId: string): Promise<ApiKey> =>
   request("DELETE", ws(workspaceId, `api-keys/${encodeURIComponent(keyId)}`))
+
+export const listProviderKeys = (workspaceId: string): Promise<{ readonly data: ReadonlyArray<ProviderKey> }> =>
+  request("GET", ws(workspaceId, "provider-keys"))
+
+export const setProviderKey = (workspaceId: string, provider: string, apiKey: string): Promise<ProviderKey> =>
+  request("PUT", ws(workspaceId, `provider-keys/${encodeURIComponent(provider)}`), { apiKey })
+
+export const removeProviderKey = (workspaceId: string, provider: string): Promise<ProviderKey> =>
+  request("DELETE", ws(workspaceId, `provider-keys/${encodeURIComponent(provider)}`))
 
 export const listModels = (workspaceId: string): Promise<{ readonly data: ReadonlyArray<WorkspaceModel> }> =>
   request("GET", ws(workspaceId, "models"))

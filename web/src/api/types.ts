@@ -6,6 +6,7 @@ import type {
   ActivityRow as ActivityRowSchema,
   ConsoleApiKeyView,
   ConsoleCreatedApiKey,
+  ConsoleProviderKey,
   ConsoleSettings as ConsoleSettingsSchema,
   ConsoleWorkspace,
   InvitationView,
@@ -45,6 +46,7 @@ export type WorkspaceSummary = typeof ConsoleWorkspace.Type
 export type RateLimitReading = typeof LimitView.Type
 export type WorkspaceModel = typeof ModelView.Type
 export type ConsoleSettings = typeof ConsoleSettingsSchema.Type
+export type ProviderKey = typeof ConsoleProviderKey.Type
 export type SettingsPatch = WorkspaceSettingsPatch
 
 export interface Page<A> {

@@ -2,6 +2,7 @@ import { listModels } from "../api/console"
 import type { WorkspaceRef } from "../api/types"
 import { Empty, LoadFailed, Loading } from "../components/Notice"
 import { useLoad } from "../lib/useLoad"
+import { ProviderKeyStatus } from "./ProviderKeys"
 
 /** The models this workspace's keys may call (its BYOK lists where set), by provider. */
 export const ModelsPage = ({ workspace }: { readonly workspace: WorkspaceRef }) => {
@@ -10,6 +11,7 @@ export const ModelsPage = ({ workspace }: { readonly workspace: WorkspaceRef }) 
     <section>
       <h1>Models</h1>
       <p class="lead">What this workspace's API keys may call, by provider (its own model lists where it brings provider keys).</p>
+      <ProviderKeyStatus workspace={workspace} />
       {models.state === "loading" ? <Loading /> : null}
       {models.state === "failed" ? <LoadFailed error={models.error} onRetry={reload} /> : null}
       {models.state === "ready" && models.value.data.length === 0 ? <Empty>No models are available to this workspace.</Empty> : null}

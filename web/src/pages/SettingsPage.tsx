@@ -6,6 +6,7 @@ import { Empty, ErrorNote, LoadFailed, Loading } from "../components/Notice"
 import { timeZones } from "../lib/dates"
 import { formatCount } from "../lib/format"
 import { useAction, useLoad } from "../lib/useLoad"
+import { ProviderKeys } from "./ProviderKeys"
 
 const providers = [
   ["provider_a", "provider_a (chat completions, embeddings)"],
@@ -26,6 +27,7 @@ export const SettingsPage = ({ workspace }: { readonly workspace: WorkspaceRef }
       {settings.state === "loading" ? <Loading /> : null}
       {settings.state === "failed" ? <LoadFailed error={settings.error} onRetry={reload} /> : null}
       {current === null ? null : <SettingsForm workspaceId={workspace.id} settings={current} onSaved={setSaved} />}
+      {current === null ? null : <ProviderKeys workspace={workspace} />}
       {current === null ? null : <RateLimits settings={current} />}
     </section>
   )
