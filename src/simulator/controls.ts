@@ -38,6 +38,11 @@ export interface SimulationControls {
   readonly faultTimes: number | undefined
   /** Requests sharing a key share the fault_times count; defaults to a digest of path and body. */
   readonly faultKey: string
+  /**
+   * The start of the SHA-256 (hex) of the only credential this request may carry: a test that knows which key
+   * a request must go upstream with says so in the prompt, without the key itself being in it.
+   */
+  readonly expectKey: string | undefined
 }
 
 const directiveRegex = /\[simulator((?:\s+[a-z_]+=[^\s\]]+)+)\s*\]/
@@ -53,7 +58,8 @@ const controlNames = [
   "status",
   "fault_after",
   "fault_times",
-  "fault_key"
+  "fault_key",
+  "expect_key"
 ] as const
 type ControlName = (typeof controlNames)[number]
 
@@ -119,7 +125,12 @@ export const readControls = (
     if (replyValue !== "generate" && replyValue !== "echo") {
       return yield* Either.left(`simulator control 'reply' must be generate or echo, got '${replyValue}'`)
     }
+    const expectKey = raw.get("expect_key")
+    if (expectKey !== undefined && !/^[0-9a-f]{16,64}$/.test(expectKey)) {
+      return yield* Either.left(`simulator control 'expect_key' must be 16 to 64 hex characters of a key's SHA-256, got '${expectKey}'`)
+    }
     return {
+      expectKey,
       latencyMs: yield* number("latency_ms", 0, settings.latencyMs),
       chunkDelayMs: yield* number("chunk_delay_ms", 0, settings.chunkDelayMs),
       chunkTokens: yield* number("chunk_tokens", 1, settings.chunkTokens),

@@ -4,6 +4,7 @@ import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Duration, Effect, Either, Option, Redacted, Stream } from "effect"
 import { type FaultKind, readControls, type SimulationControls } from "./controls"
+import { hexDigest } from "./deterministic"
 import type { Dialect } from "./dialect"
 import { FaultLedger } from "./faultLedger"
 import { parseJsonObject } from "./requestBody"
@@ -200,11 +201,12 @@ export const serveEndpoint = <R>(endpoint: SimulatedEndpoint<R>) =>
     }
     const control = controls.right
 
-    const expectedKey = settings.apiKey
-    if (Option.isSome(expectedKey)) {
+    const accepted = [...Option.toArray(settings.apiKey), ...settings.acceptedKeys].map(Redacted.value)
+    if (accepted.length > 0 || control.expectKey !== undefined) {
       const credential = credentialOf(header)
       if (credential === undefined || credential.length === 0) return fail(dialect.missingKey)
-      if (credential !== Redacted.value(expectedKey.value)) return fail(dialect.wrongKey)
+      if (accepted.length > 0 && !accepted.includes(credential)) return fail(dialect.wrongKey)
+      if (control.expectKey !== undefined && !hexDigest([credential], 64).startsWith(control.expectKey)) return fail(dialect.wrongKey)
     }
 
     if (control.latencyMs > 0) yield* Effect.sleep(Duration.millis(control.latencyMs))

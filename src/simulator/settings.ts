@@ -12,6 +12,8 @@ export interface SimulatorSettingsShape {
   readonly retryAfterMs: number
   /** When set, requests must carry this key (Bearer or x-api-key); when unset any key, or none, is accepted. */
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
+  /** Further keys accepted besides apiKey (customer-supplied keys of workspaces, in tests): any of them will do. */
+  readonly acceptedKeys: ReadonlyArray<Redacted.Redacted<string>>
 }
 
 export const defaultSimulatorSettings: SimulatorSettingsShape = {
@@ -19,7 +21,8 @@ export const defaultSimulatorSettings: SimulatorSettingsShape = {
   chunkDelayMs: 0,
   chunkTokens: 1,
   retryAfterMs: 1000,
-  apiKey: Option.none()
+  apiKey: Option.none(),
+  acceptedKeys: []
 }
 
 export class SimulatorSettings extends Context.Tag("simulator/SimulatorSettings")<
@@ -29,7 +32,10 @@ export class SimulatorSettings extends Context.Tag("simulator/SimulatorSettings"
   static readonly layer = (overrides: Partial<SimulatorSettingsShape> = {}): Layer.Layer<SimulatorSettings> =>
     Layer.succeed(SimulatorSettings, { ...defaultSimulatorSettings, ...overrides })
 
-  /** SIMULATOR_LATENCY_MS, SIMULATOR_CHUNK_DELAY_MS, SIMULATOR_CHUNK_TOKENS, SIMULATOR_RETRY_AFTER_MS, SIMULATOR_API_KEY. */
+  /**
+   * SIMULATOR_LATENCY_MS, SIMULATOR_CHUNK_DELAY_MS, SIMULATOR_CHUNK_TOKENS, SIMULATOR_RETRY_AFTER_MS, SIMULATOR_API_KEY,
+   * SIMULATOR_ACCEPTED_KEYS (comma-separated).
+   */
   static readonly fromEnv = Layer.effect(
     SimulatorSettings,
     Effect.gen(function* () {
@@ -46,7 +52,11 @@ export class SimulatorSettings extends Context.Tag("simulator/SimulatorSettings"
           Config.withDefault(defaultSimulatorSettings.chunkTokens)
         ),
         retryAfterMs: yield* nonNegative("SIMULATOR_RETRY_AFTER_MS", defaultSimulatorSettings.retryAfterMs),
-        apiKey: yield* Config.option(Config.redacted("SIMULATOR_API_KEY"))
+        apiKey: yield* Config.option(Config.redacted("SIMULATOR_API_KEY")),
+        acceptedKeys: yield* Config.string("SIMULATOR_ACCEPTED_KEYS").pipe(
+          Config.withDefault(""),
+          Config.map((list) => list.split(",").map((key) => key.trim()).filter((key) => key !== "").map((key) => Redacted.make(key)))
+        )
       }
     })
   )

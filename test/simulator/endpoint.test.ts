@@ -4,6 +4,9 @@ import { Effect, Option, Redacted } from "effect"
 import ProviderAClient from "openai"
 import { SimulatorAddress } from "../../src/simulator/server"
 import { failureOf, simulatorTestLayer } from "./harness"
+import { createHash } from "node:crypto"
+
+const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex")
 
 const chatBody = JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: "hi" }] })
 
@@ -219,6 +222,27 @@ describe("simulated faults and timing", () => {
           { "x-api-key": "right-key", "anthropic-version": "2023-06-01" }
         )
         expect(apiKeyHeader.status).toBe(200)
+      })
+    )
+  })
+
+  layer(
+    simulatorTestLayer({ apiKey: Option.some(Redacted.make("service-key")), acceptedKeys: [Redacted.make("workspace-key-1")] }),
+    { excludeTestServices: true }
+  )((it) => {
+    it.effect("accepts the further keys it was told about, and only the key a request expects when it names one", () =>
+      Effect.gen(function* () {
+        expect((yield* post("/v1/chat/completions", chatBody, { authorization: "Bearer workspace-key-1" })).status).toBe(200)
+        expect((yield* post("/v1/chat/completions", chatBody, { authorization: "Bearer service-key" })).status).toBe(200)
+        expect((yield* post("/v1/chat/completions", chatBody, { authorization: "Bearer workspace-key-2" })).status).toBe(401)
+        const expecting = (key: string) =>
+          chatBody.replace('"messages":[', `"messages":[{"role":"user","content":"[simulator expect_key=${sha256(key).slice(0, 24)}]"},`)
+        const right = yield* post("/v1/chat/completions", expecting("workspace-key-1"), { authorization: "Bearer workspace-key-1" })
+        expect(right.status).toBe(200)
+        // Accepted by the simulator in general, but not the key this request had to go with.
+        const other = yield* post("/v1/chat/completions", expecting("workspace-key-1"), { authorization: "Bearer service-key" })
+        expect(other.status).toBe(401)
+        expect(yield* errorCodeOf(other)).toBe("invalid_api_key")
       })
     )
   })
