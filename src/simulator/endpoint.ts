@@ -8,7 +8,7 @@ import { hexDigest } from "./deterministic"
 import type { Dialect } from "./dialect"
 import { FaultLedger } from "./faultLedger"
 import { parseJsonObject } from "./requestBody"
-import { SimulatorSettings } from "./settings"
+import { SimulatorSettings, type SimulatorSettingsShape } from "./settings"
 import { type ErrorKind, SimulatorError } from "./simulatorError"
 
 export type Reply =
@@ -34,7 +34,7 @@ const retryHeaders = (retryAfterMs: number): Record<string, string> => ({
   "retry-after-ms": String(retryAfterMs)
 })
 
-const errorResponse = (dialect: Dialect, error: SimulatorError, requestId: string, retryAfterMs: number, status?: number) =>
+export const errorResponse = (dialect: Dialect, error: SimulatorError, requestId: string, retryAfterMs: number, status?: number) =>
   HttpServerResponse.unsafeJson(dialect.errorBody(error, requestId), {
     status: status ?? dialect.errorStatus(error.kind),
     headers: {
@@ -179,6 +179,26 @@ const credentialOf = (header: (name: string) => string | undefined): string | un
   return bearer ?? header("x-api-key")
 }
 
+/**
+ * Why the request's credential is refused, if it is: none given while keys are checked, a key the simulator
+ * was not told about (SIMULATOR_API_KEY, SIMULATOR_ACCEPTED_KEYS), or another key than the one the request
+ * expects (the expect_key control).
+ */
+export const credentialRefusal = (
+  settings: SimulatorSettingsShape,
+  dialect: Dialect,
+  header: (name: string) => string | undefined,
+  expectKey: string | undefined
+): SimulatorError | undefined => {
+  const accepted = [...Option.toArray(settings.apiKey), ...settings.acceptedKeys].map(Redacted.value)
+  if (accepted.length === 0 && expectKey === undefined) return undefined
+  const credential = credentialOf(header)
+  if (credential === undefined || credential.length === 0) return dialect.missingKey
+  if (accepted.length > 0 && !accepted.includes(credential)) return dialect.wrongKey
+  if (expectKey !== undefined && !hexDigest([credential], 64).startsWith(expectKey)) return dialect.wrongKey
+  return undefined
+}
+
 /** Serves one simulated endpoint: the handler given to the router. */
 export const serveEndpoint = <R>(endpoint: SimulatedEndpoint<R>) =>
   Effect.gen(function* () {
@@ -201,13 +221,8 @@ export const serveEndpoint = <R>(endpoint: SimulatedEndpoint<R>) =>
     }
     const control = controls.right
 
-    const accepted = [...Option.toArray(settings.apiKey), ...settings.acceptedKeys].map(Redacted.value)
-    if (accepted.length > 0 || control.expectKey !== undefined) {
-      const credential = credentialOf(header)
-      if (credential === undefined || credential.length === 0) return fail(dialect.missingKey)
-      if (accepted.length > 0 && !accepted.includes(credential)) return fail(dialect.wrongKey)
-      if (control.expectKey !== undefined && !hexDigest([credential], 64).startsWith(control.expectKey)) return fail(dialect.wrongKey)
-    }
+    const refusal = credentialRefusal(settings, dialect, header, control.expectKey)
+    if (refusal !== undefined) return fail(refusal)
 
     if (control.latencyMs > 0) yield* Effect.sleep(Duration.millis(control.latencyMs))
 

@@ -2,6 +2,7 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { serveEndpoint } from "./endpoint"
+import { serveModels } from "./models"
 import { chatCompletionsEndpoint } from "./providerA/chatCompletions"
 import { embeddingsEndpoint } from "./providerA/embeddings"
 import { messagesEndpoint } from "./providerB/messages"
@@ -12,6 +13,7 @@ export const simulatorRouter = HttpRouter.empty.pipe(
   HttpRouter.post("/v1/embeddings", serveEndpoint(embeddingsEndpoint)),
   HttpRouter.post("/v1/messages", serveEndpoint(messagesEndpoint)),
   HttpRouter.post("/v1/fim/completions", serveEndpoint(fimCompletionsEndpoint)),
+  HttpRouter.get("/v1/models", serveModels),
   HttpRouter.get("/healthz", HttpServerResponse.text("ok")),
   HttpRouter.all(
     "*",

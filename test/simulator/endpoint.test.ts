@@ -245,5 +245,26 @@ describe("simulated faults and timing", () => {
         expect(yield* errorCodeOf(other)).toBe("invalid_api_key")
       })
     )
+
+    it.effect("lists its models to a known key, in each protocol's list format, and refuses other keys", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* SimulatorAddress
+        const chatIds = yield* Effect.promise(async () => {
+          const ids: Array<string> = []
+          for await (const model of new ProviderAClient({ baseURL: `${baseUrl}/v1`, apiKey: "workspace-key-1", maxRetries: 0 }).models.list()) ids.push(model.id)
+          return ids
+        })
+        expect(chatIds).toContain("chatgen-4o")
+        expect(chatIds).toContain("codemodel-latest")
+        const messagesIds = yield* Effect.promise(async () => {
+          const ids: Array<string> = []
+          for await (const model of new ProviderBClient({ baseURL: baseUrl, apiKey: "service-key", maxRetries: 0 }).models.list()) ids.push(model.id)
+          return ids
+        })
+        expect(messagesIds).toContain("assistantmodel-sonnet-4-5-20250929")
+        const refused = yield* failureOf(() => new ProviderBClient({ baseURL: baseUrl, apiKey: "someone-else", maxRetries: 0 }).models.list())
+        expect(refused).toMatchObject({ status: 401 })
+      })
+    )
   })
 })
