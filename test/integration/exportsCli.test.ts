@@ -32,8 +32,7 @@ describe("CLI seed and export", () => {
     const seeded = await cli(...seedArgs)
     expect(seeded.code).toBe(0)
     const summary = JSON.parse(seeded.stdout) as { events: number; accepted: number; duplicates: number }
-    expect(summary.events).toBeGreaterThan(2500)
-    expect(summary.events).toBeLessThan(5500)
+    expect(summary.events).toBe(4000)
     expect(summary).toMatchObject({ accepted: summary.events, duplicates: 0 })
     expect(seeded.stderr).toContain("seeding [")
     expect(seeded.stderr).toContain("100% day 21/21")
