@@ -48,7 +48,7 @@ import { ExportPriceCatalog } from "./services/ExportService/priceCatalog"
 import { ExportDownloads } from "./services/ExportDownloads"
 import { ExportStorage } from "./services/ExportStorage"
 import { SigningSecret } from "./services/SigningSecret"
-import { UsageRepository } from "./services/UsageRepository"
+import { UsageLedger } from "./services/UsageLedger/index"
 import { LocalSecrets } from "./services/LocalSecrets"
 import { Workspaces } from "./services/Workspaces"
 
@@ -63,7 +63,7 @@ export const ServicesLive = AuthService.layer.pipe(
 /** Forwarding to the providers: upstreams (or the simulator), the pooled client, usage recording. */
 export const ForwardingLive = Layer.mergeAll(ChatCompletions.layer, Embeddings.layer, Messages.layer, FimCompletions.layer).pipe(
   Layer.provideMerge(Forwarder.layer),
-  Layer.provide([Upstreams.layer, UpstreamClient.layer, UsageRecorder.layer.pipe(Layer.provide(UsageJournal.layer)), Prices.layer, Tokenizer.layer]),
+  Layer.provide([Upstreams.layer, UpstreamClient.layer, UsageRecorder.layer.pipe(Layer.provide([UsageJournal.layer, UsageLedger.layer])), Prices.layer, Tokenizer.layer]),
   Layer.provideMerge(RateLimits.layer),
   // Exposed: the console reads what remains of each limit from the same buckets.
   Layer.provideMerge(RateLimiter.fromConfig)
@@ -86,7 +86,7 @@ export const UsageExportsLive = Layer.merge(ExportService.layer, ExportDownloads
   Layer.provideMerge(ExportStorage.fromConfig),
   Layer.provideMerge(SigningSecret.layer),
   Layer.provide(ExportPriceCatalog.fromPrices.pipe(Layer.provide(Prices.layer))),
-  Layer.merge(UsageRepository.layer)
+  Layer.provideMerge(UsageLedger.layer)
 )
 
 /** The API, with BASE_PATH as its documented server so the docs' "try it" calls the right paths. */
