@@ -47,7 +47,7 @@ import { ExportService } from "./services/ExportService/index"
 import { ExportPriceCatalog } from "./services/ExportService/priceCatalog"
 import { ExportStorage } from "./services/ExportStorage"
 import { SigningSecret } from "./services/SigningSecret"
-import { UsageRepository } from "./services/UsageRepository"
+import { UsageLedger } from "./services/UsageLedger/index"
 import { LocalSecrets } from "./services/LocalSecrets"
 import { Readiness } from "./services/Readiness"
 import { Workspaces } from "./services/Workspaces"
@@ -63,7 +63,7 @@ export const StoresLive = Layer.mergeAll(
   SignInThrottle.layer,
   AuditLog.layer,
   UsageOverview.layer,
-  UsageRepository.layer,
+  UsageLedger.layer,
   Readiness.layer,
   ExportStorage.fromConfig,
   UsageJournal.layer

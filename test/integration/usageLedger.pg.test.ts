@@ -1,0 +1,37 @@
+import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted } from "effect"
+import * as crypto from "node:crypto"
+import { runMigrations } from "../../src/services/Migrations"
+import { UsageLedger } from "../../src/services/UsageLedger/index"
+import { LedgerFixtures, usageLedgerContract } from "../contracts/usageLedger"
+import { freshDatabaseUrl } from "../support/database"
+
+/** A fresh database of the shared test server, migrated. */
+const Database = Layer.effectDiscard(runMigrations()).pipe(
+  Layer.provideMerge(
+    Layer.unwrapEffect(
+      Effect.map(Effect.promise(freshDatabaseUrl), (url) => PgClient.layer({ url: Redacted.make(url), maxConnections: 4 }))
+    )
+  )
+)
+
+/** Workspaces and API keys are rows the ledger's foreign keys point at. */
+const PgFixtures = Layer.effect(
+  LedgerFixtures,
+  Effect.map(SqlClient.SqlClient, (sql) => ({
+    newWorkspace: Effect.orDie(
+      Effect.map(sql<{ id: string }>`INSERT INTO workspaces (name) VALUES ('contract') RETURNING id`, (rows) => rows[0]!.id)
+    ),
+    newKey: (workspaceId: string) =>
+      Effect.orDie(
+        Effect.map(
+          sql<{ id: string }>`INSERT INTO api_keys (workspace_id, name, display_prefix, key_hash, scopes)
+            VALUES (${workspaceId}, 'contract', 'wsk_test', ${crypto.randomBytes(32)}, ${"{USAGE_EXPORT}"}) RETURNING id`,
+          (rows) => rows[0]!.id
+        )
+      )
+  }))
+)
+
+usageLedgerContract("PostgreSQL", Layer.merge(UsageLedger.layer, PgFixtures).pipe(Layer.provide(Database)))
