@@ -83,7 +83,13 @@ export interface MemoryApp {
  * exports, the console — over the in-memory stores, with the built-in simulator as every upstream. No
  * PostgreSQL, no globalSetup: it starts in well under a second.
  */
-export const startMemoryApp = async (env: Record<string, string> = {}): Promise<MemoryApp> => {
+export const startMemoryApp = async <Replaced = never>(
+  env: Record<string, string> = {},
+  options: {
+    /** Replaces services of MemoryStores (e.g. a `makeTestLayer` stub of one store). */
+    readonly overrides?: Layer.Layer<Replaced>
+  } = {}
+): Promise<MemoryApp> => {
   const port = await Effect.runPromise(freePort)
   const fullEnv: Record<string, string> = {
     HOST: "127.0.0.1",
@@ -94,7 +100,9 @@ export const startMemoryApp = async (env: Record<string, string> = {}): Promise<
     ...env
   }
   const scope = Effect.runSync(Scope.make())
-  const layer = appWith(ForwardingLane.layer, MemoryStores).pipe(
+  // The later layer of a merge wins: an override replaces the memory store of the same tag.
+  const stores = Layer.merge(MemoryStores, options.overrides ?? Layer.empty)
+  const layer = appWith(ForwardingLane.layer, stores).pipe(
     Layer.provide(AppConfig.layer),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(fullEnv))))),
     Layer.provide(Logger.minimumLogLevel(LogLevel.None))
