@@ -7,9 +7,11 @@
  * itself; its expected cells are computed by hand there (see the comments). Zone Europe/Berlin, range
  * [2026-03-28T00:00+01:00, 2026-03-30T12:00+02:00): three local days, the middle one the 23-hour
  * spring-forward day. Each test works in workspaces of its own, so the suite shares one ledger.
+ * UsageOverview (the console's charts) reads what the ledger stores, so its cases are here too.
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Chunk, Context, Effect, type Layer, Schema, Stream } from "effect"
+import { DateTime } from "luxon"
 import * as crypto from "node:crypto"
 import { UsageEvent } from "../../src/api/schemas/events"
 import { encodeHeader } from "../../src/domain/csv"
@@ -17,12 +19,13 @@ import { EXPORT_KINDS, type ExportKind, exportLayouts } from "../../src/domain/e
 import type { ExportQueryInput } from "../../src/domain/exportQueries"
 import { encodeValueRows } from "../../src/services/ExportService/valueRows"
 import { type ApiRequestRow, UsageLedger } from "../../src/services/UsageLedger/index"
+import { UsageOverview } from "../../src/services/UsageOverview/index"
 import { message, workflowRun } from "../support/usage"
 
-/** What a backing gives the suite besides the ledger: workspaces and API keys it may refer to. */
+/** What a backing gives the suite besides the ledger: workspaces and API keys (with a name) it may refer to. */
 export class LedgerFixtures extends Context.Tag("LedgerFixtures")<LedgerFixtures, {
   readonly newWorkspace: Effect.Effect<string>
-  readonly newKey: (workspaceId: string) => Effect.Effect<string>
+  readonly newKey: (workspaceId: string, name: string) => Effect.Effect<string>
 }>() {}
 
 const decodeEvents = Schema.decodeUnknown(Schema.Array(UsageEvent))
@@ -167,8 +170,8 @@ const expectedLines: { readonly [K in ExportKind]: ReadonlyArray<string> } = {
   ]
 }
 
-/** Defines the contract's cases for one backing; `backing` gives UsageLedger and LedgerFixtures. */
-export const usageLedgerContract = <E>(name: string, backing: Layer.Layer<UsageLedger | LedgerFixtures, E>) =>
+/** Defines the contract's cases for one backing; `backing` gives UsageLedger, UsageOverview over it, and LedgerFixtures. */
+export const usageLedgerContract = <E>(name: string, backing: Layer.Layer<UsageLedger | UsageOverview | LedgerFixtures, E>) =>
   layer(backing, { timeout: 180_000, excludeTestServices: true })(`UsageLedger contract (${name})`, (it) => {
     const newWorkspace = Effect.flatMap(LedgerFixtures, (f) => f.newWorkspace)
 
@@ -345,7 +348,7 @@ export const usageLedgerContract = <E>(name: string, backing: Layer.Layer<UsageL
         Effect.gen(function*() {
           const workspace = yield* newWorkspace
           const other = yield* newWorkspace
-          const keyId = yield* Effect.flatMap(LedgerFixtures, (f) => f.newKey(workspace))
+          const keyId = yield* Effect.flatMap(LedgerFixtures, (f) => f.newKey(workspace, "reports"))
           const ledger = yield* UsageLedger
           const run = (filePath: string, linkExpiresAt: string, createdBy: { label: string } | { keyId: string }, workspaceId = workspace) =>
             ledger.recordExportRun({
@@ -383,6 +386,134 @@ export const usageLedgerContract = <E>(name: string, backing: Layer.Layer<UsageL
             ["later.csv", { keyId }],
             ["soon.csv", { label: "ann@example.com" }]
           ])
+        }))
+    })
+
+    describe("UsageOverview over the ledger", () => {
+      const range = { from: "2026-03-28", to: "2026-03-31", timezone: "Europe/Berlin" }
+
+      it.effect("sums forwarded requests per local day by model, family and API key (with its name)", () =>
+        Effect.gen(function*() {
+          const workspace = yield* newWorkspace
+          const fixtures = yield* LedgerFixtures
+          const first = yield* fixtures.newKey(workspace, "first key")
+          const second = yield* fixtures.newKey(workspace, "second key")
+          const ledger = yield* UsageLedger
+          const at = (iso: string) => new Date(iso)
+          yield* ledger.insertRequests([
+            // 03-27 23:59+01:00: before the range
+            requestRow(workspace, { createdAt: at("2026-03-27T22:59:00Z"), keyId: first }),
+            // 03-28 23:59+01:00
+            requestRow(workspace, { createdAt: at("2026-03-28T22:59:00Z"), keyId: first, inputTokens: 10, outputTokens: 20, costUsd: 0.0001 }),
+            // 03-29 00:00+01:00, the spring-forward day
+            requestRow(workspace, { createdAt: at("2026-03-28T23:00:00Z"), keyId: second, inputTokens: 1, outputTokens: 2, costUsd: 0.25 }),
+            // 03-30 00:30+02:00; the cost is kept to 8 decimals (0.12345679), shown to 6
+            requestRow(workspace, {
+              createdAt: at("2026-03-29T22:30:00Z"), keyId: first, inputTokens: 7, outputTokens: 8, costUsd: 0.123456789,
+              endpoint: "messages", provider: "provider_b", model: "assistantmodel-x"
+            }),
+            // 03-30 23:59+02:00
+            requestRow(workspace, { createdAt: at("2026-03-30T21:59:00Z"), keyId: first, inputTokens: 5, outputTokens: 5, costUsd: 0.002 }),
+            // 03-31 00:00+02:00: `to` is exclusive
+            requestRow(workspace, { createdAt: at("2026-03-30T22:00:00Z"), keyId: first })
+          ])
+          const overview = yield* UsageOverview
+          const day = (d: string, group: string, requests: number, inputTokens: number, outputTokens: number, costUsd: number) =>
+            ({ day: d, group, requests, inputTokens, outputTokens, costUsd })
+          expect(yield* overview.usage(workspace, range, "model")).toEqual([
+            day("2026-03-28", "chatgen-4o", 1, 10, 20, 0.0001),
+            day("2026-03-29", "chatgen-4o", 1, 1, 2, 0.25),
+            day("2026-03-30", "assistantmodel-x", 1, 7, 8, 0.123457),
+            day("2026-03-30", "chatgen-4o", 1, 5, 5, 0.002)
+          ])
+          expect(yield* overview.usage(workspace, range, "family")).toEqual([
+            day("2026-03-28", "chat_completions", 1, 10, 20, 0.0001),
+            day("2026-03-29", "chat_completions", 1, 1, 2, 0.25),
+            day("2026-03-30", "chat_completions", 1, 5, 5, 0.002),
+            day("2026-03-30", "messages", 1, 7, 8, 0.123457)
+          ])
+          expect(yield* overview.usage(workspace, range, "apiKey")).toEqual([
+            { ...day("2026-03-28", first, 1, 10, 20, 0.0001), label: "first key" },
+            { ...day("2026-03-29", second, 1, 1, 2, 0.25), label: "second key" },
+            { ...day("2026-03-30", first, 2, 12, 13, 0.125457), label: "first key" }
+          ])
+          // Kolkata's days start at 18:30 UTC: 03-28 22:59Z and 23:00Z are on the same local day.
+          // Kolkata's days start at 18:30 UTC: the range starts on 03-27 at 18:30Z, so the first request is in
+          // (03-28 04:29), 03-28 22:59Z and 23:00Z are on one local day, and 03-30 21:59Z is after the range.
+          expect(yield* overview.usage(workspace, { ...range, timezone: "Asia/Kolkata" }, "family")).toEqual([
+            day("2026-03-28", "chat_completions", 1, 3, 4, 0.001),
+            day("2026-03-29", "chat_completions", 2, 11, 22, 0.2501),
+            day("2026-03-30", "messages", 1, 7, 8, 0.123457)
+          ])
+        }))
+
+      it.effect("counts platform messages, tokens and distinct active users per local day", () =>
+        Effect.gen(function*() {
+          const workspace = yield* newWorkspace
+          const u = (id: string) => ({ user: { id } })
+          yield* ingest(workspace, [
+            message("a", "2026-03-27T22:59:00Z", u("u1")), // 03-27: before
+            message("b", "2026-03-28T10:00:00Z", u("u1")),
+            message("c", "2026-03-28T22:59:00Z", u("u2")),
+            message("d", "2026-03-28T23:00:00Z", u("u1")), // 03-29 00:00+01:00
+            message("e", "2026-03-29T21:59:00Z", u("u1")), // 03-29 23:59+02:00
+            message("f", "2026-03-29T22:00:00Z", u("u3")), // 03-30 00:00+02:00
+            message("g", "2026-03-30T22:00:00Z", u("u3")) // 03-31: after
+          ])
+          const overview = yield* UsageOverview
+          expect(yield* overview.activity(workspace, range)).toEqual([
+            { day: "2026-03-28", messages: 2, activeUsers: 2, inputTokens: 20, outputTokens: 40 },
+            { day: "2026-03-29", messages: 2, activeUsers: 1, inputTokens: 20, outputTokens: 40 },
+            { day: "2026-03-30", messages: 1, activeUsers: 1, inputTokens: 10, outputTokens: 20 }
+          ])
+          expect(yield* overview.activity(yield* newWorkspace, range)).toEqual([])
+        }))
+
+      it.effect("counts active users as the ledger holds them in every kind of zone, whatever the batches", () =>
+        Effect.gen(function*() {
+          const workspace = yield* newWorkspace
+          // Deterministic pseudo-random messages over two DST seasons, in batches out of order.
+          let seed = 7
+          const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
+          const windows = [Date.parse("2026-03-26T00:00:00Z"), Date.parse("2026-10-22T00:00:00Z")]
+          const events = Array.from({ length: 600 }, (_, i) => ({
+            at: windows[i % 2]! + Math.floor(next() * 14 * 96) * 900_000 + Math.floor(next() * 900_000),
+            user: `u${Math.floor(next() * next() * 40)}`,
+            id: `z${i}`
+          }))
+          for (let b = 5; b >= 0; b--) {
+            yield* ingest(workspace, events.filter((_, i) => i % 6 === b).map((e) => message(e.id, new Date(e.at).toISOString(), { user: { id: e.user } })))
+          }
+          const overview = yield* UsageOverview
+          const zones = ["UTC", "Europe/Berlin", "America/Los_Angeles", "Asia/Kolkata", "Asia/Kathmandu", "Australia/Lord_Howe", "Pacific/Chatham"]
+          for (const timezone of zones) {
+            for (const [from, to] of [["2026-03-25", "2026-04-10"], ["2026-10-21", "2026-11-06"]] as const) {
+              const start = DateTime.fromISO(from, { zone: timezone }).toMillis()
+              const end = DateTime.fromISO(to, { zone: timezone }).toMillis()
+              const byDay = new Map<string, { messages: number; users: Set<string> }>()
+              for (const e of events.filter((e) => e.at >= start && e.at < end)) {
+                const local = DateTime.fromMillis(e.at, { zone: timezone }).toFormat("yyyy-MM-dd")
+                const sum = byDay.get(local) ?? { messages: 0, users: new Set<string>() }
+                sum.messages++
+                sum.users.add(e.user)
+                byDay.set(local, sum)
+              }
+              const expected = [...byDay.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([d, sum]) => [d, sum.messages, sum.users.size])
+              const answer = yield* overview.activity(workspace, { from, to, timezone })
+              expect(answer.map((r) => [r.day, r.messages, r.activeUsers]), `${timezone} ${from}`).toEqual(expected)
+            }
+          }
+        }))
+
+      it.effect("refuses an empty, reversed or too long range", () =>
+        Effect.gen(function*() {
+          const overview = yield* UsageOverview
+          const workspace = yield* newWorkspace
+          const refused = (from: string, to: string) => Effect.flip(overview.activity(workspace, { from, to, timezone: "UTC" }))
+          expect(yield* refused("2026-03-28", "2026-03-28")).toMatchObject({ _tag: "InvalidUsageRange", field: "to" })
+          expect(yield* refused("2026-03-28", "2026-03-01")).toMatchObject({ _tag: "InvalidUsageRange", field: "to" })
+          expect(yield* refused("2024-01-01", "2026-01-01")).toMatchObject({ _tag: "InvalidUsageRange", field: "to" })
+          expect(yield* refused("yesterday", "2026-01-01")).toMatchObject({ _tag: "InvalidUsageRange", field: "from" })
         }))
     })
   })

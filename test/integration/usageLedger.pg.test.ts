@@ -4,6 +4,7 @@ import { Effect, Layer, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { runMigrations } from "../../src/services/Migrations"
 import { UsageLedger } from "../../src/services/UsageLedger/index"
+import { UsageOverview } from "../../src/services/UsageOverview/index"
 import { LedgerFixtures, usageLedgerContract } from "../contracts/usageLedger"
 import { freshDatabaseUrl } from "../support/database"
 
@@ -23,15 +24,15 @@ const PgFixtures = Layer.effect(
     newWorkspace: Effect.orDie(
       Effect.map(sql<{ id: string }>`INSERT INTO workspaces (name) VALUES ('contract') RETURNING id`, (rows) => rows[0]!.id)
     ),
-    newKey: (workspaceId: string) =>
+    newKey: (workspaceId: string, name: string) =>
       Effect.orDie(
         Effect.map(
           sql<{ id: string }>`INSERT INTO api_keys (workspace_id, name, display_prefix, key_hash, scopes)
-            VALUES (${workspaceId}, 'contract', 'wsk_test', ${crypto.randomBytes(32)}, ${"{USAGE_EXPORT}"}) RETURNING id`,
+            VALUES (${workspaceId}, ${name}, 'wsk_test', ${crypto.randomBytes(32)}, ${"{USAGE_EXPORT_API}"}) RETURNING id`,
           (rows) => rows[0]!.id
         )
       )
   }))
 )
 
-usageLedgerContract("PostgreSQL", Layer.merge(UsageLedger.layer, PgFixtures).pipe(Layer.provide(Database)))
+usageLedgerContract("PostgreSQL", Layer.mergeAll(UsageLedger.layer, UsageOverview.layer, PgFixtures).pipe(Layer.provide(Database)))

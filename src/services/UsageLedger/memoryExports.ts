@@ -4,15 +4,16 @@
  * `numeric` rounding half away from zero on exact decimals (costs, rates, averages), `double`
  * rounding half to even (the continuous 95th percentile). Only entity-days with activity give a row.
  */
-import { DateTime, IANAZone } from "luxon"
+import { DateTime } from "luxon"
 import { formatInZone } from "../../domain/datePoint"
 import type { ExportKind } from "../../domain/exportLayouts"
 import type { CatalogPrice, ExportQueryInput } from "../../domain/exportQueries"
 import type { ValueRow } from "./contract"
+import { fixed, roundedQuotient, scaled } from "./decimal"
+import { pgWallTimeToInstant } from "./localTime"
 import type { MemoryDimension, MemoryMessage, MemoryRun, MemoryWorkspaceLedger } from "./memoryStore"
 
 const DAY_MS = 86_400_000
-const MINUTE_MS = 60_000
 
 // ---------------------------------------------------------------------------------------------
 // Local days, as `date_trunc('day', t AT TIME ZONE zone)` and back
@@ -24,23 +25,8 @@ interface LocalDay {
   readonly periodEnd: string
 }
 
-/**
- * The instant of a local wall time as PostgreSQL's `timestamp AT TIME ZONE` resolves it: in a gap the
- * offset before the transition, in an overlap the one after it (the later instant).
- */
-const pgWallTimeToInstant = (localMillis: number, zone: IANAZone): number => {
-  const offsetBefore = zone.offset(localMillis - DAY_MS)
-  const offsetAfter = zone.offset(localMillis + DAY_MS)
-  const instantWith = (offsetMinutes: number) => localMillis - offsetMinutes * MINUTE_MS
-  const fits = (offsetMinutes: number) => zone.offset(instantWith(offsetMinutes)) === offsetMinutes
-  if (fits(offsetAfter)) return instantWith(offsetAfter)
-  if (fits(offsetBefore)) return instantWith(offsetBefore)
-  return instantWith(offsetBefore)
-}
-
 /** Local days of one export: an event's day and hour, each day's clipped bounds formatted once. */
 const makeDays = (input: ExportQueryInput) => {
-  const zone = IANAZone.create(input.zone)
   const from = input.from.getTime()
   const to = input.to.getTime()
   const days = new Map<string, LocalDay>()
@@ -51,8 +37,8 @@ const makeDays = (input: ExportQueryInput) => {
     const known = days.get(key)
     if (known !== undefined) return known
     const midnight = Date.UTC(local.year, local.month - 1, local.day)
-    const start = pgWallTimeToInstant(midnight, zone)
-    const end = pgWallTimeToInstant(midnight + DAY_MS, zone)
+    const start = pgWallTimeToInstant(midnight, input.zone)
+    const end = pgWallTimeToInstant(midnight + DAY_MS, input.zone)
     const day = {
       key,
       periodStart: formatInZone(new Date(Math.max(start, from)), input.zone),
@@ -70,27 +56,6 @@ const makeDays = (input: ExportQueryInput) => {
 
 // ---------------------------------------------------------------------------------------------
 // Numbers as PostgreSQL computes them
-
-/** `round(num / den)` of numeric, half away from zero (num, den >= 0). */
-const roundedQuotient = (num: bigint, den: bigint): bigint => (2n * num + den) / (2n * den)
-
-/** A number's exact decimal value (as its shortest text, which is what PostgreSQL parses) × 10^scale, rounded. */
-const scaled = (value: number, scale: number): bigint => {
-  const [mantissa = "0", exponentText] = String(value).toLowerCase().split("e")
-  const exponent = Number(exponentText ?? 0)
-  const negative = mantissa.startsWith("-")
-  const [whole = "0", fraction = ""] = (negative ? mantissa.slice(1) : mantissa).split(".")
-  const digits = BigInt(`${whole}${fraction}` || "0")
-  const shift = scale + exponent - fraction.length
-  const magnitude = shift >= 0 ? digits * 10n ** BigInt(shift) : roundedQuotient(digits, 10n ** BigInt(-shift))
-  return negative ? -magnitude : magnitude
-}
-
-/** A non-negative value × 10^scale written with `scale` decimals, as numeric of that scale prints. */
-const fixed = (value: bigint, scale: number): string => {
-  const unit = 10n ** BigInt(scale)
-  return `${value / unit}.${(value % unit).toString().padStart(scale, "0")}`
-}
 
 /** Exact decimal prices: USD per million tokens × 10^PRICE_SCALE. */
 const PRICE_SCALE = 12
