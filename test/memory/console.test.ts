@@ -1,7 +1,10 @@
+import OpenAI from "openai"
 import { describe, expect, it } from "vitest"
+import { eventually } from "../support/fakeUpstream"
 import { consoleCall, invitePerson, operatorCookie, password, sessionCookieOf, tokenOf } from "../support/console"
 import { useMemoryApp } from "../support/memoryApp"
-import { call, createWorkspace, testAdminToken } from "../support/testApp"
+import { call, createKey, createWorkspace, testAdminToken } from "../support/testApp"
+import { ingest, message } from "../support/usage"
 
 // Console sign-in and the calls of its pages on the in-memory app (people, sessions, throttle and audit
 // in memory): what test/integration/consoleSession.test.ts and consoleRoles.test.ts check over PostgreSQL.
@@ -62,6 +65,39 @@ describe("the console on the in-memory app", () => {
     const other = await createWorkspace(app.current, "Elsewhere")
     expect((await consoleCall(app.current, "GET", `/console/api/workspaces/${other.id}/members`, { cookie })).status).toBe(404)
   })
+
+  it("the overview page: usage of forwarded requests and activity of ingested events, per day", async () => {
+    const workspace = await createWorkspace(app.current, "Overview")
+    const key = await createKey(app.current, workspace.id, ["COMPLETION_API"], "the key")
+    const client = new OpenAI({ apiKey: key.key, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 0 })
+    const completion = await client.chat.completions.create({ model: "chatgen-4o", messages: [{ role: "user", content: "hi" }] })
+    await ingest(app.current, workspace.id, [message("m1", "2026-01-05T10:00:00Z", { inputTokens: 10, outputTokens: 20 })])
+    const cookie = await operatorCookie(app.current)
+
+    const today = new Date().toISOString().slice(0, 10)
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)
+    const usage = await eventually(
+      () => consoleCall(app.current, "GET", `/console/api/workspaces/${workspace.id}/usage?from=${today}&to=${tomorrow}&timezone=UTC&groupBy=apiKey`, { cookie }),
+      (answer) => answer.status !== 200 || answer.body.data.length > 0
+    )
+    expect(usage.status).toBe(200)
+    expect(usage.body.data).toEqual([{
+      day: today,
+      group: key.id,
+      label: "the key",
+      requests: 1,
+      inputTokens: completion.usage!.prompt_tokens,
+      outputTokens: completion.usage!.completion_tokens,
+      costUsd: expect.any(Number)
+    }])
+    const activity = await consoleCall(app.current, "GET", `/console/api/workspaces/${workspace.id}/activity?from=2026-01-01&to=2026-02-01&timezone=UTC`, { cookie })
+    expect(activity.body.data).toEqual([{ day: "2026-01-05", messages: 1, activeUsers: 1, inputTokens: 10, outputTokens: 20 }])
+  })
+})
+
+// Failures count per client address too: on an app of its own, so the other cases' sign-ins are not refused.
+describe("sign-in throttling on the in-memory app", () => {
+  const app = useMemoryApp()
 
   it("the operator signs in with the admin token; wrong passwords are throttled per email", async () => {
     const operator = await operatorCookie(app.current)

@@ -20,7 +20,6 @@ import { UsageJournal } from "../../src/services/UsageJournal"
 import { UsageOverview } from "../../src/services/UsageOverview"
 import { Workspaces } from "../../src/services/Workspaces"
 import { afterAll, beforeAll } from "vitest"
-import { makeTestLayer } from "./makeTestLayer"
 import { testAdminToken } from "./testApp"
 
 /** The server secret of the in-memory app: links in its exports are signed with it. */
@@ -56,9 +55,8 @@ export const MemoryStores = Layer.mergeAll(
   Sessions.memory,
   SignInThrottle.memory,
   AuditLog.memory,
-  // The console's usage charts have no in-memory backing yet: any use of it dies naming the method.
-  makeTestLayer(UsageOverview)({}),
-  UsageLedger.memory,
+  // The console's usage charts read the ledger's memory.
+  UsageOverview.memory.pipe(Layer.provideMerge(UsageLedger.memory)),
   Readiness.memory,
   linkedMemoryExportStorage,
   UsageJournal.none
