@@ -74,12 +74,14 @@ describe("the console on the in-memory app", () => {
     await ingest(app.current, workspace.id, [message("m1", "2026-01-05T10:00:00Z", { inputTokens: 10, outputTokens: 20 })])
     const cookie = await operatorCookie(app.current)
 
-    const today = new Date().toISOString().slice(0, 10)
-    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)
-    const usage = await eventually(
-      () => consoleCall(app.current, "GET", `/console/api/workspaces/${workspace.id}/usage?from=${today}&to=${tomorrow}&timezone=UTC&groupBy=apiKey`, { cookie }),
-      (answer) => answer.status !== 200 || answer.body.data.length > 0
+    // The day the request was recorded on (UTC), read from the ledger's memory once the recorder wrote it.
+    const recorded = await eventually(
+      () => [...(app.current.usage.workspaces.get(workspace.id)?.requests.values() ?? [])],
+      (rows) => rows.length > 0
     )
+    const today = recorded[0]!.createdAt.toISOString().slice(0, 10)
+    const tomorrow = new Date(recorded[0]!.createdAt.getTime() + 86_400_000).toISOString().slice(0, 10)
+    const usage = await consoleCall(app.current, "GET", `/console/api/workspaces/${workspace.id}/usage?from=${today}&to=${tomorrow}&timezone=UTC&groupBy=apiKey`, { cookie })
     expect(usage.status).toBe(200)
     expect(usage.body.data).toEqual([{
       day: today,
