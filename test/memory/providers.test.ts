@@ -130,4 +130,17 @@ describe("forwarded requests on the in-memory app", () => {
       outputTokens: completion.usage.completionTokens
     })
   })
+
+  it("rate limits from RateLimiter.memory: a workspace's own limit refuses with 429 in the client's format", async () => {
+    const limited = await createWorkspace(app.current, "Limited", { rateLimits: { families: { chat_completions: { requestsPerMinute: 1 } } } })
+    const limitedKey = (await createKey(app.current, limited.id, ["COMPLETION_API"])).key
+    const client = new OpenAI({ apiKey: limitedKey, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 0 })
+    const { response } = await client.chat.completions.create({ model: "chatgen-4o", messages: user("x") }).withResponse()
+    expect(response.headers.get("x-ratelimit-limit-requests")).toBe("1")
+    expect(response.headers.get("x-ratelimit-remaining-requests")).toBe("0")
+    const refused = await failureOf(client.chat.completions.create({ model: "chatgen-4o", messages: user("x") }))
+    expect(refused).toBeInstanceOf(OpenAI.RateLimitError)
+    expect(Number((refused as InstanceType<typeof OpenAI.APIError>).headers?.get("retry-after"))).toBeGreaterThanOrEqual(1)
+  })
 })
+
