@@ -297,6 +297,28 @@ export const usageLedgerContract = <E>(name: string, backing: Layer.Layer<UsageL
           }))
       }
 
+      it.effect("reads at one point in time: what is stored while an export is open is not in it", () =>
+        Effect.gen(function*() {
+          const workspace = yield* newWorkspace
+          yield* seed(workspace, yield* newWorkspace)
+          const input = { ...BERLIN, workspaceId: workspace }
+          const lines = yield* Effect.scoped(
+            Effect.gen(function*() {
+              const ledger = yield* UsageLedger
+              const read = yield* ledger.readExport("models", input)
+              // Stored after the read opened: a new day of platform messages and of API requests.
+              yield* ingest(workspace, [message("late", "2026-03-30T08:00:00Z", { user: { id: "u9" } })])
+              yield* ledger.insertRequests([requestRow(workspace, { createdAt: new Date("2026-03-30T08:00:00Z") })])
+              const batches = Chunk.toReadonlyArray(yield* Stream.runCollect(read.rows))
+              expect(batches.reduce((n, rows) => n + rows.length, 0)).toBe(read.total)
+              return batches.flatMap((rows) => encodeValueRows(rows, exportLayouts.models).split("\r\n").slice(0, -1))
+            })
+          )
+          expect(lines).toEqual(expectedLines.models)
+          // A read opened now sees them.
+          expect((yield* exportLines("models", input)).total).toBe(expectedLines.models.length + 2)
+        }))
+
       it.effect("an empty range gives no rows and a zero count, for every layout", () =>
         Effect.gen(function*() {
           const workspace = yield* newWorkspace

@@ -64,8 +64,9 @@ export type ExportFailure =
   | StorageFailure
 
 /**
- * Exports running at once per instance; more wait their turn. Each holds two pooled connections
- * while it reads: a bound keeps the pool (20) from being taken by exports waiting for their second.
+ * Exports running at once per instance; more wait their turn. On the PostgreSQL ledger each holds two
+ * pooled connections while it reads: a bound keeps the pool (20) from being taken by exports waiting
+ * for their second.
  */
 const CONCURRENT_EXPORTS = 4
 
