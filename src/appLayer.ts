@@ -45,6 +45,7 @@ import { UsageRecorder } from "./services/UsageRecorder"
 import { DatabaseLive } from "./services/Database"
 import { ExportService } from "./services/ExportService/index"
 import { ExportPriceCatalog } from "./services/ExportService/priceCatalog"
+import { ExportDownloads } from "./services/ExportDownloads"
 import { ExportStorage } from "./services/ExportStorage"
 import { SigningSecret } from "./services/SigningSecret"
 import { UsageLedger } from "./services/UsageLedger/index"
@@ -87,8 +88,8 @@ export const ForwardingLive = Layer.mergeAll(ChatCompletions.layer, Embeddings.l
 /** Which role the signed-in person has where: the console's access rule over the people store. */
 export const ConsoleServicesLive = ConsoleAccess.layer
 
-/** The export pipeline over the usage ledger and export storage. Platform messages are priced from the price table. */
-export const UsageExportsLive = ExportService.layer.pipe(
+/** The export pipeline over the usage ledger, and the signed downloads of its files. Platform messages are priced from the price table. */
+export const UsageExportsLive = Layer.merge(ExportService.layer, ExportDownloads.layer).pipe(
   Layer.provide(ExportPriceCatalog.fromPrices.pipe(Layer.provide(Prices.layer)))
 )
 

@@ -1,6 +1,7 @@
 import { Config, ConfigError, Context, Effect, Either, Layer, LogLevel, Option, ParseResult, Redacted, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { type CredentialsKey, parseCredentialsKey } from "./domain/credentials"
 import { PriceTable } from "./domain/prices"
 import { wirePath } from "./domain/validationIssue"
 import { projectRoot } from "./projectRoot"
@@ -94,6 +95,14 @@ export interface AppConfigShape {
     readonly maxConnections: number
   }
   /** Failed credentials (admin token, API keys) per client address before 429, and the window they count in. */
+  /**
+   * CREDENTIALS_KEY seals customer-supplied provider keys; CREDENTIALS_KEY_PREVIOUS, during a rotation, opens
+   * those sealed before it. Without CREDENTIALS_KEY no provider key can be saved.
+   */
+  readonly credentialsKeys: {
+    readonly current: Option.Option<CredentialsKey>
+    readonly previous: Option.Option<CredentialsKey>
+  }
   readonly authFailures: {
     readonly limit: number
     readonly windowSeconds: number
@@ -207,6 +216,12 @@ const firstIssue = (error: ParseResult.ParseError): string => {
   const at = wirePath(issue.path)
   return at === null ? issue.message : `${at}: ${issue.message}`
 }
+
+/** A customer-key encryption key (32 bytes, base64 or hex), refused at start-up with one line when malformed. */
+const credentialsKey = (name: string) =>
+  Config.redacted(name).pipe(
+    Config.mapOrFail((text) => Either.mapLeft(parseCredentialsKey(Redacted.value(text)), (problem) => ConfigError.InvalidData([name], problem)))
+  )
 
 /**
  * PRICE_TABLE_FILE is read and decoded here, with the other settings, so that a missing or bad file
@@ -330,7 +345,16 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   authFailures: Config.all({
     limit: positiveInt("AUTH_FAILURE_LIMIT", 20),
     windowSeconds: positiveInt("AUTH_FAILURE_WINDOW_SECONDS", 60)
-  })
+  }),
+  credentialsKeys: Config.all({
+    current: Config.option(credentialsKey("CREDENTIALS_KEY")),
+    previous: Config.option(credentialsKey("CREDENTIALS_KEY_PREVIOUS"))
+  }).pipe(
+    Config.validate({
+      message: "CREDENTIALS_KEY_PREVIOUS is given without CREDENTIALS_KEY (the key to re-encrypt under)",
+      validation: (keys) => Option.isSome(keys.current) || Option.isNone(keys.previous)
+    })
+  )
 }).pipe(
   Config.validate({
     message: "EXPORT_STORAGE=s3 needs S3_BUCKET",

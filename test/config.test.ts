@@ -87,4 +87,19 @@ describe("HOST and PUBLIC_URL", () => {
       "https://api.example.com/gateway"
     )
   })
+
+  it("read CREDENTIALS_KEY and CREDENTIALS_KEY_PREVIOUS, and refuse a malformed one with one line naming it", () => {
+    const hex = "ab".repeat(32)
+    const base64 = Buffer.alloc(32, 9).toString("base64")
+    const keys = Either.getOrThrow(read({ CREDENTIALS_KEY: hex, CREDENTIALS_KEY_PREVIOUS: base64 })).credentialsKeys
+    expect(keys.current._tag === "Some" && keys.previous._tag === "Some" && keys.current.value.id !== keys.previous.value.id).toBe(true)
+    expect(Either.getOrThrow(read({})).credentialsKeys.current._tag).toBe("None")
+    expect(errorOf({ CREDENTIALS_KEY: "too-short" })).toMatch(/^Invalid configuration: CREDENTIALS_KEY: Expected 32 bytes as base64/)
+    expect(errorOf({ CREDENTIALS_KEY: hex, CREDENTIALS_KEY_PREVIOUS: hex.slice(2) })).toMatch(
+      /^Invalid configuration: CREDENTIALS_KEY_PREVIOUS: Expected 32 bytes/
+    )
+    expect(errorOf({ CREDENTIALS_KEY_PREVIOUS: hex })).toMatch(/CREDENTIALS_KEY_PREVIOUS is given without CREDENTIALS_KEY/)
+    // The key itself never appears in the line.
+    expect(errorOf({ CREDENTIALS_KEY: "a-secret-but-malformed-key" })).not.toContain("a-secret-but-malformed-key")
+  })
 })

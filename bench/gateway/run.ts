@@ -2,6 +2,9 @@
 // peer gateway (@portkey-ai/gateway), interleaved, on four workloads at 1 and 32 connections. Writes bench/RESULTS.md.
 // BENCH_SECONDS (4), BENCH_WARMUP (1), BENCH_ROUNDS (3), BENCH_TARGETS (direct,floor,service,peer),
 // BENCH_WORKLOADS (all), BENCH_PROFILE=1 (service under node --cpu-prof into bench/.work/gateway/profile).
+// BENCH_BASELINE=<folder>: also measure an earlier build of the service (a folder holding its dist/, sql/,
+// config/, package.json and node_modules) as the target "baseline", interleaved with the current one, and
+// write the comparison to the section "Gateway: before and after" instead of "Gateway".
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -20,9 +23,15 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? "3")
 const connectionCounts = [1, 32] as const
 const adminToken = "bench-admin-token-0123456789"
 
-type TargetName = "direct" | "floor" | "service" | "peer"
+type TargetName = "direct" | "floor" | "service" | "peer" | "baseline"
+const baselineDir = process.env.BENCH_BASELINE === undefined ? undefined : path.resolve(process.env.BENCH_BASELINE)
 const allTargets: ReadonlyArray<TargetName> = ["direct", "floor", "service", "peer"]
-const targets = allTargets.filter((t) => (process.env.BENCH_TARGETS ?? allTargets.join(",")).split(",").includes(t))
+const targets: ReadonlyArray<TargetName> = [
+  ...allTargets.filter((t) => (process.env.BENCH_TARGETS ?? allTargets.join(",")).split(",").includes(t)),
+  ...(baselineDir === undefined ? [] : ["baseline" as const])
+]
+/** The targets that are this service (now, and the earlier build when measured). */
+const isService = (t: TargetName) => t === "service" || t === "baseline"
 
 interface Workload {
   readonly name: string
@@ -80,14 +89,16 @@ const main = async (): Promise<void> => {
   ensureWrk()
   const peerEntry = targets.includes("peer") ? installPeer(path.join(root, "bench/.work/portkey")) : undefined
 
-  const ports = { simulator: await freePort(), floor: await freePort(), service: await freePort(), peer: await freePort() }
+  const ports = { simulator: await freePort(), floor: await freePort(), service: await freePort(), peer: await freePort(), baseline: await freePort() }
   const simulatorUrl = `http://127.0.0.1:${ports.simulator}`
   const node = process.execPath
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-bench-"))
+  const baselineDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-bench-baseline-"))
   const processes: Partial<Record<TargetName, Started>> = {}
   const cleanup = async () => {
     for (const started of Object.values(processes)) if (started !== undefined) await stop(started)
     fs.rmSync(dataDir, { recursive: true, force: true })
+    fs.rmSync(baselineDataDir, { recursive: true, force: true })
   }
 
   try {
@@ -103,23 +114,32 @@ const main = async (): Promise<void> => {
         env: { FLOOR_PORT: String(ports.floor), FLOOR_UPSTREAM: simulatorUrl }
       })
     }
+    const serviceEnv = (port: number, data: string) => ({
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATA_DIR: data,
+      ADMIN_TOKEN: adminToken,
+      LOG_LEVEL: "info",
+      UPSTREAM_PROVIDER_A_EU_URL: simulatorUrl,
+      UPSTREAM_PROVIDER_A_EU_KEY: "bench",
+      UPSTREAM_PROVIDER_B_EU_URL: simulatorUrl,
+      UPSTREAM_PROVIDER_B_EU_KEY: "bench"
+    })
     if (targets.includes("service")) {
       const profile = process.env.BENCH_PROFILE === "1" ? ["--cpu-prof", "--cpu-prof-dir", path.join(work, "profile")] : []
+      // Per-request log lines are part of the cost: written at the default level, to /dev/null.
       processes.service = start("service", [...pin.underTest, node, ...profile, ...builtEntry("main")], {
         cwd: root,
-        // Per-request log lines are part of the cost: written at the default level, to /dev/null.
         log: "/dev/null",
-        env: {
-          PORT: String(ports.service),
-          HOST: "127.0.0.1",
-          DATA_DIR: dataDir,
-          ADMIN_TOKEN: adminToken,
-          LOG_LEVEL: "info",
-          UPSTREAM_PROVIDER_A_EU_URL: simulatorUrl,
-          UPSTREAM_PROVIDER_A_EU_KEY: "bench",
-          UPSTREAM_PROVIDER_B_EU_URL: simulatorUrl,
-          UPSTREAM_PROVIDER_B_EU_KEY: "bench"
-        }
+        env: serviceEnv(ports.service, dataDir)
+      })
+    }
+    if (baselineDir !== undefined) {
+      // The earlier build, run exactly as the current one (same flags, its own data folder).
+      processes.baseline = start("baseline", [...pin.underTest, node, ...builtEntry("main")], {
+        cwd: baselineDir,
+        log: "/dev/null",
+        env: serviceEnv(ports.baseline, baselineDataDir)
       })
     }
     if (peerEntry !== undefined) {
@@ -131,8 +151,8 @@ const main = async (): Promise<void> => {
     }
     for (const target of [...targets, "direct" as const]) await waitForPort(target === "direct" ? ports.simulator : ports[target], 120_000)
     const apiKey = targets.includes("service") ? await provision(`http://127.0.0.1:${ports.service}`) : ""
-
-    const service = { authorization: `Bearer ${apiKey}` }
+    const baselineKey = baselineDir === undefined ? "" : await provision(`http://127.0.0.1:${ports.baseline}`)
+    const keyed = (t: TargetName) => ({ authorization: `Bearer ${t === "baseline" ? baselineKey : apiKey}` })
     const chat = JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: prompt }] })
     const chatStream = JSON.stringify({ model: "chatgen-4o", stream: true, messages: [{ role: "user", content: prompt }] })
     const embeddings = JSON.stringify({ model: "text-embedding-ada-002", input: "The quick brown fox jumps over the lazy dog." })
@@ -149,7 +169,7 @@ const main = async (): Promise<void> => {
         name: "chat completion JSON",
         stream: false,
         request: (t) =>
-          t === "service" ? plain("/provider_a/eu/v1/chat/completions", chat, service)
+          isService(t) ? plain("/provider_a/eu/v1/chat/completions", chat, keyed(t))
           : t === "peer" ? plain("/v1/chat/completions", chat, peerHeaders(simulatorUrl, "openai"))
           : plain("/v1/chat/completions", chat)
       },
@@ -157,7 +177,7 @@ const main = async (): Promise<void> => {
         name: "chat completion stream (20 chunks)",
         stream: true,
         request: (t) =>
-          t === "service" ? plain("/provider_a/eu/v1/chat/completions", chatStream, service)
+          isService(t) ? plain("/provider_a/eu/v1/chat/completions", chatStream, keyed(t))
           : t === "peer" ? plain("/v1/chat/completions", chatStream, peerHeaders(simulatorUrl, "openai"))
           : plain("/v1/chat/completions", chatStream)
       },
@@ -165,7 +185,7 @@ const main = async (): Promise<void> => {
         name: "embeddings",
         stream: false,
         request: (t) =>
-          t === "service" ? plain("/provider_a/eu/v1/embeddings", embeddings, service)
+          isService(t) ? plain("/provider_a/eu/v1/embeddings", embeddings, keyed(t))
           : t === "peer" ? plain("/v1/embeddings", embeddings, peerHeaders(simulatorUrl, "openai"))
           : plain("/v1/embeddings", embeddings)
       },
@@ -173,7 +193,7 @@ const main = async (): Promise<void> => {
         name: "messages stream (20 chunks)",
         stream: true,
         request: (t) =>
-          t === "service" ? plain("/provider_b/eu/v1/messages", messages, { ...service, ...messagesHeaders })
+          isService(t) ? plain("/provider_b/eu/v1/messages", messages, { ...keyed(t), ...messagesHeaders })
           : t === "peer" ? plain("/v1/messages", messages, { ...peerHeaders(simulatorUrl, "anthropic"), ...messagesHeaders })
           : plain("/v1/messages", messages, messagesHeaders)
       }
@@ -255,7 +275,7 @@ const main = async (): Promise<void> => {
     fs.writeFileSync(path.join(work, "results.json"), JSON.stringify({ results: Object.fromEntries(results), broken: Object.fromEntries(broken) }, null, 2))
     const body = report({ workloads, results, broken, versions, note: pin.note })
     process.stdout.write(`\n${body}\n`)
-    if (process.env.BENCH_WRITE !== "0") writeSection("Gateway", body)
+    if (process.env.BENCH_WRITE !== "0") writeSection(baselineDir === undefined ? "Gateway" : "Gateway: before and after", body)
   } finally {
     await cleanup()
   }
@@ -309,10 +329,29 @@ const main = async (): Promise<void> => {
         )
       }
     }
-    lines.push("", ...targetLines(input.workloads, input.results))
+    lines.push("", ...(baselineDir === undefined ? targetLines(input.workloads, input.results) : comparisonLines(input.workloads, input.results)))
     const notes = path.join(import.meta.dirname, "notes.md")
-    if (fs.existsSync(notes)) lines.push("", fs.readFileSync(notes, "utf8").trim())
+    if (baselineDir === undefined && fs.existsSync(notes)) lines.push("", fs.readFileSync(notes, "utf8").trim())
     return lines.join("\n")
+  }
+
+  /** The current build against the earlier one: CPU per request and added latency, as ratios and differences. */
+  function comparisonLines(workloads: ReadonlyArray<Workload>, results: Map<string, Measured>): Array<string> {
+    const out = [`Current build (service) against the earlier build (baseline, ${baselineDir}):`, ""]
+    for (const w of workloads) {
+      const [direct, now, before] = [results.get(`${w.name}|direct`), results.get(`${w.name}|service`), results.get(`${w.name}|baseline`)]
+      if (direct === undefined || now === undefined || before === undefined) continue
+      const added = (m: Measured) =>
+        w.stream ? median(m.ttfb) - median(direct.ttfb) : median(m.c1.map((r) => r.p50Ms)) - median(direct.c1.map((r) => r.p50Ms))
+      const cpu = median(now.cpuMsPerRequest) / median(before.cpuMsPerRequest)
+      const p50c32 = median(now.c32.map((r) => r.p50Ms)) / median(before.c32.map((r) => r.p50Ms))
+      out.push(
+        `- ${w.name}: CPU per request ${median(now.cpuMsPerRequest).toFixed(3)} vs ${median(before.cpuMsPerRequest).toFixed(3)} ms, ` +
+          `${cpu.toFixed(3)}× (${((cpu - 1) * 100).toFixed(1)} %); added ${w.stream ? "time to first byte" : "p50"} at 1 connection ` +
+          `${added(now).toFixed(3)} vs ${added(before).toFixed(3)} ms; p50 at 32 connections ${p50c32.toFixed(3)}× the baseline's`
+      )
+    }
+    return out
   }
 
   /** The issue's targets for the service, on this machine: added latency, throughput and CPU against the floor. */

@@ -1,12 +1,10 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect, Either, Option, Redacted } from "effect"
+import { Effect } from "effect"
 import { WorkspaceApi } from "../api/Api"
 import { ExportError } from "../api/errors/exportError"
-import { type DownloadRefusal, verifyDownload } from "../domain/signedUrl"
-import { ExportStorage } from "../services/ExportStorage/index"
-import { SigningSecret } from "../services/SigningSecret"
+import { type DownloadRefused, ExportDownloads } from "../services/ExportDownloads"
 
-const refused = (reason: DownloadRefusal): ExportError => {
+const refused = ({ reason }: DownloadRefused): ExportError => {
   switch (reason) {
     case "bad_path":
       return new ExportError({ status: 404, code: "not_found", message: "No export file at this path." })
@@ -18,36 +16,26 @@ const refused = (reason: DownloadRefusal): ExportError => {
         code: "link_expired",
         message: "The download link has expired. Run the export again for a new link."
       })
+    case "gone":
+      return new ExportError({ status: 404, code: "not_found", message: "The export file no longer exists." })
   }
 }
 
-const gone = new ExportError({ status: 404, code: "not_found", message: "The export file no longer exists." })
 const unreadable = new ExportError({ status: 500, code: "storage_error", message: "The export file cannot be read. Retry shortly." })
 
 export const DownloadsHandlers = HttpApiBuilder.group(WorkspaceApi, "downloads", (handlers) =>
-  Effect.gen(function*() {
-    const storage = yield* ExportStorage
-    const linkKey = Redacted.value((yield* SigningSecret).linkKey)
-    return handlers.handle("download", ({ path, urlParams }) =>
-      Effect.gen(function*() {
-        const filePath = `${path.folder}/${path.workspaceId}/${path.file}`
-        const now = yield* Clock.currentTimeMillis
-        const verdict = verifyDownload(
-          linkKey,
-          { filePath, expires: urlParams.expires, signature: urlParams.signature },
-          Math.floor(now / 1000)
+  Effect.map(ExportDownloads, (downloads) =>
+    handlers.handle("download", ({ path, urlParams }) =>
+      downloads.open({ filePath: `${path.folder}/${path.workspaceId}/${path.file}`, ...urlParams }).pipe(
+        Effect.mapError((failure) => failure._tag === "DownloadRefused" ? refused(failure) : unreadable),
+        Effect.map((content) =>
+          HttpServerResponse.stream(content.stream, {
+            contentType: "text/csv; charset=utf-8",
+            contentLength: content.bytes,
+            headers: {
+              "content-disposition": `attachment; filename="${path.file}"`,
+              "cache-control": "private, no-store"
+            }
+          })
         )
-        if (Either.isLeft(verdict)) return yield* Effect.fail(refused(verdict.left))
-        const content = yield* storage.read(filePath).pipe(Effect.mapError(() => unreadable))
-        if (Option.isNone(content)) return yield* Effect.fail(gone)
-        const name = path.file
-        return HttpServerResponse.stream(content.value.stream, {
-          contentType: "text/csv; charset=utf-8",
-          contentLength: content.value.bytes,
-          headers: {
-            "content-disposition": `attachment; filename="${name}"`,
-            "cache-control": "private, no-store"
-          }
-        })
-      }))
-  }))
+      ))))
