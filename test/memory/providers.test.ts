@@ -2,10 +2,10 @@ import ProviderBClient from "@anthropic-ai/sdk"
 import { Mistral as ProviderCClient } from "@mistralai/mistralai"
 import { SDKError } from "@mistralai/mistralai/models/errors"
 import OpenAI from "openai"
-import { beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { ApiRequestRow } from "../../src/services/UsageLedger/contract"
 import { eventually } from "../support/fakeUpstream"
-import { type MemoryApp, useMemoryApp } from "../support/memoryApp"
+import { type MemoryApp, startMemoryApp, useMemoryApp } from "../support/memoryApp"
 import { createKey, createWorkspace } from "../support/testApp"
 
 const user = (content: string) => [{ role: "user" as const, content }]
@@ -144,3 +144,26 @@ describe("forwarded requests on the in-memory app", () => {
   })
 })
 
+
+// The HttpApi path of the forwarded endpoints (the lane off), on the same in-memory stores.
+describe("forwarded requests on the in-memory app without the forwarding lane", () => {
+  let app: MemoryApp
+
+  beforeAll(async () => {
+    app = await startMemoryApp({}, { forwardingLane: false })
+  })
+  afterAll(() => app.stop())
+
+  it("answers chat completions and refusals in the openai format through the HttpApi app", async () => {
+    const workspace = await createWorkspace(app)
+    const key = (await createKey(app, workspace.id, ["COMPLETION_API"])).key
+    const client = new OpenAI({ apiKey: key, baseURL: `${app.url}/provider_a/eu/v1`, maxRetries: 0 })
+    const completion = await client.chat.completions.create({ model: "chatgen-4o-mini", messages: user("hi") })
+    expect(completion).toMatchObject({ object: "chat.completion", model: "chatgen-4o-mini" })
+    const bad = await failureOf(client.chat.completions.create({ model: "chatgen-4o", messages: user("x"), temperature: 2.5 }))
+    expect(bad).toBeInstanceOf(OpenAI.BadRequestError)
+    expect((bad as InstanceType<typeof OpenAI.APIError>).param).toBe("temperature")
+    const rows = await eventually(() => usageRows(app, workspace.id), (r) => r.length > 0)
+    expect(rows[0]).toMatchObject({ endpoint: "chat_completions", status: 200, outputTokens: completion.usage!.completion_tokens })
+  })
+})

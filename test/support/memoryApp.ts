@@ -86,6 +86,8 @@ export const startMemoryApp = async <Replaced = never>(
   options: {
     /** Replaces services of MemoryStores (e.g. a `makeTestLayer` stub of one store). */
     readonly overrides?: Layer.Layer<Replaced>
+    /** false: every request answered by the HttpApi app, as `AppWithoutLaneLive`. */
+    readonly forwardingLane?: boolean
   } = {}
 ): Promise<MemoryApp> => {
   const port = await Effect.runPromise(freePort)
@@ -100,7 +102,7 @@ export const startMemoryApp = async <Replaced = never>(
   const scope = Effect.runSync(Scope.make())
   // The later layer of a merge wins: an override replaces the memory store of the same tag.
   const stores = Layer.merge(MemoryStores, options.overrides ?? Layer.empty)
-  const layer = appWith(ForwardingLane.layer, stores).pipe(
+  const layer = appWith(options.forwardingLane === false ? ForwardingLane.none : ForwardingLane.layer, stores).pipe(
     Layer.provide(AppConfig.layer),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(fullEnv))))),
     Layer.provide(Logger.minimumLogLevel(LogLevel.None))
