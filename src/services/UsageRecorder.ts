@@ -73,11 +73,15 @@ interface Entry {
   readonly segment: Option.Option<number>
 }
 
-/** Why the ledger could not be written, for the outage log lines. */
+/**
+ * Why the ledger could not be written, for the outage log lines: `<code>: <message>` of the
+ * underlying error (a database error's SQLSTATE), `?` when it has no code.
+ */
 const failureText = (failure: StorageFailure): string => {
   const cause: unknown = failure.cause
   const inner: unknown = cause instanceof Error && cause.cause !== undefined ? cause.cause : cause
-  return (inner instanceof Error ? inner.message : String(inner)).slice(0, 2_000)
+  const code = typeof inner === "object" && inner !== null && "code" in inner && typeof inner.code === "string" ? inner.code : "?"
+  return `${code}: ${inner instanceof Error ? inner.message : String(inner)}`.slice(0, 2_000)
 }
 
 /**
