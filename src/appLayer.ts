@@ -48,49 +48,53 @@ import { ExportPriceCatalog } from "./services/ExportService/priceCatalog"
 import { ExportDownloads } from "./services/ExportDownloads"
 import { ExportStorage } from "./services/ExportStorage"
 import { SigningSecret } from "./services/SigningSecret"
-import { UsageRepository } from "./services/UsageRepository"
+import { UsageLedger } from "./services/UsageLedger/index"
 import { LocalSecrets } from "./services/LocalSecrets"
+import { Readiness } from "./services/Readiness"
 import { Workspaces } from "./services/Workspaces"
 
-/** The services over the database, in dependency order. */
-export const ServicesLive = AuthService.layer.pipe(
+/**
+ * Everything the service keeps: the stores over PostgreSQL, export files (EXPORT_STORAGE), the usage journal
+ * in DATA_DIR and the server secret. The one swap point of the composition: test/support/memoryApp.ts gives
+ * `appWith` the same services kept in memory (`X.memory`), and everything else is shared.
+ */
+export const StoresLive = Layer.mergeAll(
+  Members.layer,
+  Sessions.layer,
+  SignInThrottle.layer,
+  AuditLog.layer,
+  UsageOverview.layer,
+  UsageLedger.layer,
+  Readiness.layer,
+  ExportStorage.fromConfig,
+  UsageJournal.layer
+).pipe(
   Layer.provideMerge(ApiKeys.layer),
   Layer.provideMerge(Workspaces.layer),
-  Layer.provideMerge(DatabaseLive),
-  Layer.provideMerge(LocalSecrets.layer)
+  // Pseudonyms of ingested users are keyed by it.
+  Layer.provideMerge(SigningSecret.layer),
+  Layer.provideMerge(DatabaseLive)
 )
 
 /** Forwarding to the providers: upstreams (or the simulator), the pooled client, usage recording. */
 export const ForwardingLive = Layer.mergeAll(ChatCompletions.layer, Embeddings.layer, Messages.layer, FimCompletions.layer).pipe(
   Layer.provideMerge(Forwarder.layer),
-  Layer.provide([Upstreams.layer, UpstreamClient.layer, UsageRecorder.layer.pipe(Layer.provide(UsageJournal.layer)), Prices.layer, Tokenizer.layer]),
+  Layer.provide([Upstreams.layer, UpstreamClient.layer, UsageRecorder.layer, Prices.layer, Tokenizer.layer]),
   Layer.provideMerge(RateLimits.layer),
   // Exposed: the console reads what remains of each limit from the same buckets.
   Layer.provideMerge(RateLimiter.fromConfig)
 )
 
-/** People, sessions, sign-in throttling, the audit log and the usage overview of the web console. */
-export const ConsoleServicesLive = Layer.mergeAll(
-  Sessions.layer,
-  SignInThrottle.layer,
-  AuditLog.layer,
-  UsageOverview.layer,
-  ConsoleAccess.layer.pipe(Layer.provideMerge(Members.layer))
-)
+/** Which role the signed-in person has where: the console's access rule over the people store. */
+export const ConsoleServicesLive = ConsoleAccess.layer
 
-/**
- * The usage ledger and its exports: ingestion, the export pipeline, export storage (EXPORT_STORAGE)
- * and the server secret of links and pseudonyms. Platform messages are priced from the price table.
- */
+/** The export pipeline over the usage ledger, and the signed downloads of its files. Platform messages are priced from the price table. */
 export const UsageExportsLive = Layer.merge(ExportService.layer, ExportDownloads.layer).pipe(
-  Layer.provideMerge(ExportStorage.fromConfig),
-  Layer.provideMerge(SigningSecret.layer),
-  Layer.provide(ExportPriceCatalog.fromPrices.pipe(Layer.provide(Prices.layer))),
-  Layer.merge(UsageRepository.layer)
+  Layer.provide(ExportPriceCatalog.fromPrices.pipe(Layer.provide(Prices.layer)))
 )
 
 /** The API, with BASE_PATH as its documented server so the docs' "try it" calls the right paths. */
-const ApiLive = Layer.unwrapEffect(
+export const ApiLive = Layer.unwrapEffect(
   Effect.map(AppConfig, ({ basePath }) =>
     HttpApiBuilder.api(basePath === "" ? WorkspaceApi : WorkspaceApi.annotate(OpenApi.Servers, [{ url: basePath }]))
   )
@@ -109,8 +113,11 @@ const ApiLive = Layer.unwrapEffect(
   Layer.provide([AdminAuthLive, ExportAuthLive, ProviderAAuthLive, ProviderBAuthLive, ProviderCAuthLive, ConsoleAuthLive, ConsoleOriginLive])
 )
 
-/** HTTP server, API, services, database, with the given forwarding lane. Needs only AppConfig. */
-const appWith = <E, R>(lane: Layer.Layer<ForwardingLane, E, R>) =>
+/**
+ * HTTP server, API and services over the given stores, with the given forwarding lane. Needs only AppConfig
+ * (and what the stores need).
+ */
+export const appWith = <E, R, ROut, E2, R2>(lane: Layer.Layer<ForwardingLane, E, R>, stores: Layer.Layer<ROut, E2, R2>) =>
   HttpServerLive.pipe(
     Layer.provide(ApiLive),
     Layer.provide(lane),
@@ -120,11 +127,13 @@ const appWith = <E, R>(lane: Layer.Layer<ForwardingLane, E, R>) =>
     Layer.provide(ConsoleServicesLive),
     // One throttle of failed credentials, shared by the lane and the HttpApi app.
     Layer.provide(CredentialThrottle.layer),
-    Layer.provideMerge(ServicesLive)
+    Layer.provideMerge(AuthService.layer),
+    Layer.provideMerge(stores),
+    Layer.provideMerge(LocalSecrets.layer)
   )
 
 /** The whole service. */
-export const AppLive = appWith(ForwardingLane.layer)
+export const AppLive = appWith(ForwardingLane.layer, StoresLive)
 
 /** The same service with every request answered by the HttpApi app: what the forwarding lane is tested against. */
-export const AppWithoutLaneLive = appWith(ForwardingLane.none)
+export const AppWithoutLaneLive = appWith(ForwardingLane.none, StoresLive)

@@ -22,7 +22,7 @@ export interface DemoOptions {
   readonly days: number
   /** IANA zone whose office hours and weekends the activity follows. */
   readonly zone: string
-  /** About how many events in total (messages and workflow runs). */
+  /** How many events in total (messages and workflow runs): exactly this many are generated. */
   readonly events: number
   /** Mean messages of a user on a day the user is active (at least 1). */
   readonly messagesPerActiveDay: number
@@ -132,12 +132,44 @@ const models = [
   "assistantmodel-sonnet-4-5-20250929", "assistantmodel-sonnet-4-5-20250929", "assistantmodel-3-7-sonnet-20250219", "codemodel-2501"
 ]
 
+/**
+ * `total` shared out in proportion to the weights, in whole numbers that add up to it exactly (largest
+ * remainders first; ties to the earlier entry).
+ */
+export const apportion = (total: number, weights: ReadonlyArray<number>): Array<number> => {
+  const sum = weights.reduce((a, b) => a + b, 0)
+  if (sum <= 0 || weights.length === 0) return weights.map(() => 0)
+  const exact = weights.map((w) => (total * w) / sum)
+  const shares = exact.map(Math.floor)
+  const byRemainder = exact.map((x, i) => [x - shares[i]!, i] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1])
+  const missing = total - shares.reduce((a, b) => a + b, 0)
+  for (let k = 0; k < missing; k++) shares[byRemainder[k]![1]]!++
+  return shares
+}
+
+const cumulative = (weights: ReadonlyArray<number>): Array<number> => {
+  let running = 0
+  return weights.map((w) => (running += w))
+}
+
+/** An index drawn in proportion to the weights whose running sums are given (binary search). */
+const weightedIndex = (random: Random, sums: ReadonlyArray<number>): number => {
+  const target = random() * (sums[sums.length - 1] ?? 0)
+  let low = 0
+  let high = sums.length - 1
+  while (low < high) {
+    const middle = (low + high) >> 1
+    if (sums[middle]! > target) high = middle
+    else low = middle + 1
+  }
+  return low
+}
+
 /** Relative activity per local hour: office hours, a lunch dip, quiet nights. */
 const hourWeights = [0.02, 0.01, 0.01, 0.01, 0.01, 0.03, 0.1, 0.35, 0.8, 1, 1, 0.9, 0.55, 0.8, 1, 0.95, 0.85, 0.6, 0.35, 0.25, 0.2, 0.15, 0.08, 0.04]
 const hourTotal = hourWeights.reduce((a, b) => a + b, 0)
 /** Monday … Sunday. */
 const weekdayWeights = [1, 1, 1, 0.95, 0.85, 0.2, 0.12]
-const meanWeekday = weekdayWeights.reduce((a, b) => a + b, 0) / 7
 
 const sampleHour = (random: Random): number => {
   let target = random() * hourTotal
@@ -178,32 +210,39 @@ export function* demoDays(options: DemoOptions): Generator<ReadonlyArray<DemoEve
   const workflows = Array.from({ length: options.workflows }, (_, i) => named(workflowNames, i, "wf"))
   // Some people use it every day, most now and then.
   const propensity = users.map(() => 0.25 + 0.75 * random() ** 0.7)
-  const meanPropensity = propensity.reduce((a, b) => a + b, 0) / Math.max(1, users.length)
   const favouriteAssistant = users.map(() => skewedIndex(random, Math.max(1, assistants.length)))
   const homeProject = users.map(() => skewedIndex(random, Math.max(1, projects.length)))
   const workflowMedianMs = workflows.map(() => logNormal(random, 20_000, 1))
 
   const perActiveDay = Math.max(1, options.messagesPerActiveDay)
-  const messageEvents = options.events * (1 - options.workflowRunShare)
-  const activeUserDays = messageEvents / perActiveDay
-  const activeChance = activeUserDays / Math.max(1, users.length * options.days * meanWeekday * meanPropensity)
-  const runsPerWorkflowDay = (options.events * options.workflowRunShare) /
-    Math.max(1, workflows.length * options.days * meanWeekday)
-
+  // Exactly options.events: the totals are shared out over the days by their weekday weight first, then
+  // each day draws that many (a user's share by propensity, a run's workflow at random).
+  const runTotal = workflows.length === 0 ? 0 : Math.round(options.events * options.workflowRunShare)
+  const messageTotal = options.events - runTotal
   const [year, month, dayOfMonth] = options.startDate.split("-").map(Number) as [number, number, number]
   const firstDay = Date.UTC(year, month - 1, dayOfMonth)
+  const weekdayOf = (day: number) => weekdayWeights[(new Date(firstDay + day * 86_400_000).getUTCDay() + 6) % 7]!
+  const dayWeights = Array.from({ length: options.days }, (_, day) => weekdayOf(day))
+  const messagesOfDay = apportion(messageTotal, dayWeights)
+  const runsOfDay = apportion(runTotal, dayWeights)
+  const cumulativePropensity = cumulative(propensity)
+
   for (let day = 0; day < options.days; day++) {
     const localMidnight = firstDay + day * 86_400_000
-    const weekday = weekdayWeights[(new Date(localMidnight).getUTCDay() + 6) % 7]!
     const hourStarts = Array.from({ length: 24 }, (_, hour) => wallTimeToInstant(localMidnight + hour * 3_600_000, zone))
     const at = (hour: number) => new Date(hourStarts[hour]! + Math.floor(random() * 3_600_000))
     const events: Array<DemoEvent> = []
 
-    for (let u = 0; u < users.length; u++) {
-      if (random() >= activeChance * weekday * propensity[u]!) continue
+    // A user drawn twice on a day continues their numbering, so every id stays unique.
+    const sentToday = new Map<number, number>()
+    for (let left = messagesOfDay[day]!; left > 0;) {
+      const u = weightedIndex(random, cumulativePropensity)
       const user = users[u]!
-      const count = 1 + poisson(random, perActiveDay - 1)
-      for (let n = 0; n < count; n++) {
+      const count = Math.min(left, 1 + poisson(random, perActiveDay - 1))
+      const first = sentToday.get(u) ?? 0
+      sentToday.set(u, first + count)
+      left -= count
+      for (let n = first; n < first + count; n++) {
         const useAssistant = assistants.length > 0 && random() < 0.6
         const inProject = projects.length > 0 && random() < 0.45
         events.push({
@@ -224,23 +263,24 @@ export function* demoDays(options: DemoOptions): Generator<ReadonlyArray<DemoEve
       }
     }
 
-    for (let w = 0; w < workflows.length; w++) {
-      const runs = poisson(random, runsPerWorkflowDay * weekday)
-      for (let n = 0; n < runs; n++) {
-        const started = at(sampleHour(random))
-        const withUser = users.length > 0 && random() < 0.6
-        const inProject = projects.length > 0 && random() < 0.5
-        events.push({
-          type: "workflow_run",
-          id: `run-${day}-${w}-${n}`,
-          workflow: workflows[w]!,
-          startedAt: started.toISOString(),
-          finishedAt: new Date(started.getTime() + Math.round(logNormal(random, workflowMedianMs[w]!, 0.6))).toISOString(),
-          status: random() < 0.92 ? "succeeded" : "failed",
-          ...(withUser ? { user: users[skewedIndex(random, users.length)]! } : {}),
-          ...(inProject ? { project: projects[skewedIndex(random, projects.length)]! } : {})
-        })
-      }
+    const runsToday = new Map<number, number>()
+    for (let r = 0; r < runsOfDay[day]!; r++) {
+      const w = Math.floor(random() * workflows.length)
+      const n = runsToday.get(w) ?? 0
+      runsToday.set(w, n + 1)
+      const started = at(sampleHour(random))
+      const withUser = users.length > 0 && random() < 0.6
+      const inProject = projects.length > 0 && random() < 0.5
+      events.push({
+        type: "workflow_run",
+        id: `run-${day}-${w}-${n}`,
+        workflow: workflows[w]!,
+        startedAt: started.toISOString(),
+        finishedAt: new Date(started.getTime() + Math.round(logNormal(random, workflowMedianMs[w]!, 0.6))).toISOString(),
+        status: random() < 0.92 ? "succeeded" : "failed",
+        ...(withUser ? { user: users[skewedIndex(random, users.length)]! } : {}),
+        ...(inProject ? { project: projects[skewedIndex(random, projects.length)]! } : {})
+      })
     }
     yield events
   }

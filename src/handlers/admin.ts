@@ -6,7 +6,7 @@ import { type InvalidEventBatch, validateEventBatch } from "../api/schemas/event
 import { AppConfig } from "../config"
 import { failureToProblem, tooLarge } from "../http/failureToProblem"
 import { logDatabaseUnavailable } from "../services/Database"
-import { UsageRepository } from "../services/UsageRepository"
+import { UsageLedger } from "../services/UsageLedger/index"
 import { ApiKeyNotFound, ApiKeys, type ApiKeyRecord } from "../services/ApiKeys"
 import { WorkspaceNotFound, Workspaces } from "../services/Workspaces"
 import { StorageFailure } from "../services/StorageFailure"
@@ -114,7 +114,7 @@ export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handle
   Effect.gen(function*() {
     const workspaces = yield* Workspaces
     const keys = yield* ApiKeys
-    const usage = yield* UsageRepository
+    const usage = yield* UsageLedger
     const config = yield* AppConfig
     const { maxBodyBytes } = config
     const members = yield* Members

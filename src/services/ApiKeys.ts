@@ -226,7 +226,10 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
             const next = new Map(map)
             for (const [id, at] of usedAt) {
               const key = next.get(id)
-              if (key) next.set(id, { ...key, lastUsedAt: Option.some(at) })
+              // Never moves a last-used time backwards.
+              if (key && Option.match(key.lastUsedAt, { onNone: () => true, onSome: (last) => last < at })) {
+                next.set(id, { ...key, lastUsedAt: Option.some(at) })
+              }
             }
             return next
           })

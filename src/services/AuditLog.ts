@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Ref } from "effect"
 import { orStorageFailure } from "./orStorageFailure"
 import type { StorageFailure } from "./StorageFailure"
 
@@ -93,5 +93,41 @@ export class AuditLog extends Context.Tag("AuditLog")<AuditLog, {
         )
       }
     }))
+  )
+
+  /** For tests and the in-memory app: rows in a Ref, numbered in order as the table's bigserial numbers them. */
+  static readonly memory = Layer.effect(
+    AuditLog,
+    Effect.map(Ref.make<ReadonlyArray<AuditRecord & { readonly workspaceId: string | null }>>([]), (rows) =>
+      AuditLog.of({
+        record: (entry) =>
+          Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
+            Ref.update(rows, (existing) => [
+              ...existing,
+              ...(entry.workspaceIds.length === 0 ? [null] : entry.workspaceIds).map((workspaceId, index) => ({
+                id: String(existing.length + index + 1),
+                at: new Date(now),
+                workspaceId,
+                actor: entry.actor,
+                action: entry.action,
+                target: entry.target,
+                address: entry.address
+              }))
+            ])),
+        list: (workspaceId, { action, cursor, limit }) =>
+          Effect.map(Ref.get(rows), (all) => {
+            const before = cursor !== undefined && /^\d{1,18}$/.test(cursor) ? Number(cursor) : null
+            const matching = all
+              .filter((row) =>
+                row.workspaceId === workspaceId && (before === null || Number(row.id) < before) &&
+                (action === undefined || row.action === action)
+              )
+              .reverse()
+            return {
+              data: matching.slice(0, limit).map(({ workspaceId: _workspaceId, ...record }) => record),
+              nextCursor: matching.length > limit ? matching[limit - 1]!.id : null
+            }
+          })
+      }))
   )
 }

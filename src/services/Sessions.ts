@@ -1,8 +1,9 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Duration, Effect, Layer, Option } from "effect"
+import { Context, Duration, Effect, Layer, Option, Ref } from "effect"
 import type { ConsoleActor } from "../domain/console"
 import { generateToken, hashToken, isWellFormedToken } from "../domain/password"
 import { orStorageFailure } from "./orStorageFailure"
+import { currentDate, PeopleTables, type PeopleState } from "./peopleTables"
 import type { StorageFailure } from "./StorageFailure"
 
 /** A session ends after this long without a call… */
@@ -70,4 +71,61 @@ export class Sessions extends Context.Tag("Sessions")<Sessions, {
       close: (sessionHash) => orStorageFailure(sql`DELETE FROM console_sessions WHERE id_hash = ${sessionHash}`).pipe(Effect.asVoid)
     }))
   )
+
+  /** For tests and the in-memory app: the same rules over `PeopleTables` (shared with `Members.memory`). */
+  static readonly memory = Layer.effect(
+    Sessions,
+    Effect.map(PeopleTables, (tables) => {
+      const isLive = (session: { readonly expiresAt: Date; readonly lastSeenAt: Date }, now: Date) =>
+        session.expiresAt.getTime() > now.getTime() && session.lastSeenAt.getTime() > now.getTime() - Duration.toMillis(sessionIdleTimeout)
+      return Sessions.of({
+        open: (who) =>
+          Effect.gen(function*() {
+            const id = generateToken()
+            const now = yield* currentDate
+            const expiresAt = new Date(now.getTime() + Duration.toMillis(sessionLifetime))
+            yield* Ref.update(tables, (state): PeopleState => {
+              // Expired sessions are swept by sign-ins, as in PostgreSQL.
+              const sessions = new Map([...state.sessions].filter(([, session]) => isLive(session, now)))
+              sessions.set(hashToken(id).toString("hex"), {
+                personId: who === "operator" ? null : who.personId,
+                operator: who === "operator",
+                expiresAt,
+                lastSeenAt: now
+              })
+              return { ...state, sessions }
+            })
+            return { id, expiresAt }
+          }),
+        resolve: (id) =>
+          Effect.gen(function*() {
+            if (!isWellFormedToken(id)) return Option.none()
+            const sessionHash = hashToken(id)
+            const key = sessionHash.toString("hex")
+            const now = yield* currentDate
+            return yield* Ref.modify(tables, (state): [Option.Option<ConsoleActor>, PeopleState] => {
+              const session = state.sessions.get(key)
+              if (session === undefined || !isLive(session, now)) return [Option.none(), state]
+              const stale = session.lastSeenAt.getTime() < now.getTime() - Duration.toMillis(touchEvery)
+              const next = stale ? { ...state, sessions: new Map(state.sessions).set(key, { ...session, lastSeenAt: now }) } : state
+              const person = session.personId === null ? undefined : state.people.get(session.personId)
+              return [
+                Option.some<ConsoleActor>(
+                  session.operator || person === undefined
+                    ? { kind: "operator", sessionHash }
+                    : { kind: "person", sessionHash, personId: person.id, email: person.email, name: person.name }
+                ),
+                next
+              ]
+            })
+          }),
+        close: (sessionHash) =>
+          Ref.update(tables, (state) => {
+            const sessions = new Map(state.sessions)
+            sessions.delete(sessionHash.toString("hex"))
+            return { ...state, sessions }
+          })
+      })
+    })
+  ).pipe(Layer.provide(PeopleTables.memory))
 }

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Data, Duration, Effect, Layer } from "effect"
+import { Context, Data, Duration, Effect, Layer, Ref } from "effect"
 import { normalizeEmail } from "../domain/console"
 import { orStorageFailure } from "./orStorageFailure"
 import type { StorageFailure } from "./StorageFailure"
@@ -53,4 +53,37 @@ export class SignInThrottle extends Context.Tag("SignInThrottle")<SignInThrottle
       }
     })
   )
+
+  /** For tests and the in-memory app: the failures in a Ref, counted by the same rule. */
+  static readonly memory = Layer.effect(
+    SignInThrottle,
+    Effect.map(Ref.make<ReadonlyArray<{ readonly subject: string; readonly at: number }>>([]), (failures) => {
+      const windowMs = Duration.toMillis(signInWindow)
+      const now = Effect.clockWith((clock) => clock.currentTimeMillis)
+      return SignInThrottle.of({
+        check: (email, address) =>
+          Effect.gen(function*() {
+            const at = yield* now
+            const recent = (yield* Ref.get(failures)).filter((failure) => failure.at > at - windowMs)
+            const waits = subjectsOf(email, address).flatMap((subject) => {
+              const lastFew = recent.filter((failure) => failure.subject === subject).map((failure) => failure.at)
+                .sort((a, b) => b - a).slice(0, signInFailuresAllowed)
+              return lastFew.length >= signInFailuresAllowed ? [Math.min(...lastFew) + windowMs - at] : []
+            })
+            if (waits.length > 0) {
+              return yield* Effect.fail(new SignInThrottled({ retryAfterSeconds: Math.max(1, Math.ceil(Math.max(...waits) / 1000)) }))
+            }
+          }),
+        failed: (email, address) =>
+          Effect.flatMap(now, (at) =>
+            Ref.update(failures, (existing) => [
+              ...existing.filter((failure) => failure.at >= at - windowMs),
+              ...subjectsOf(email, address).map((subject) => ({ subject, at }))
+            ])),
+        succeeded: (email) => Ref.update(failures, (existing) => existing.filter((failure) => failure.subject !== `email:${normalizeEmail(email)}`))
+      })
+    })
+  )
 }
+
+const subjectsOf = (email: string, address: string) => [`email:${normalizeEmail(email)}`, `address:${address}`]

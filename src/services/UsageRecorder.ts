@@ -1,6 +1,7 @@
-import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Duration, Effect, Either, Fiber, Layer, Option, Ref, Schedule, Schema } from "effect"
+import type { StorageFailure } from "./StorageFailure"
 import { UsageJournal } from "./UsageJournal"
+import { UsageLedger } from "./UsageLedger/index"
 
 /** One forwarded request, as the ledger keeps it. */
 export interface ApiRequestRecord {
@@ -72,22 +73,15 @@ interface Entry {
   readonly segment: Option.Option<number>
 }
 
-/** SQLSTATE classes of errors that belong to the data of a batch, not to the database being away. */
-const dataErrorClasses = ["22", "23"]
-
-const sqlState = (error: SqlError.SqlError): string | undefined => {
-  const cause: unknown = error.cause
-  return typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"
-    ? cause.code
-    : undefined
-}
-
-const isDataError = (error: SqlError.SqlError) => dataErrorClasses.includes(sqlState(error)?.slice(0, 2) ?? "")
-
-const errorText = (error: SqlError.SqlError): string => {
-  const cause: unknown = error.cause
-  const detail = cause instanceof Error ? cause.message : String(cause)
-  return `${sqlState(error) ?? "?"}: ${detail}`.slice(0, 2_000)
+/**
+ * Why the ledger could not be written, for the outage log lines: `<code>: <message>` of the
+ * underlying error (a database error's SQLSTATE), `?` when it has no code.
+ */
+const failureText = (failure: StorageFailure): string => {
+  const cause: unknown = failure.cause
+  const inner: unknown = cause instanceof Error && cause.cause !== undefined ? cause.cause : cause
+  const code = typeof inner === "object" && inner !== null && "code" in inner && typeof inner.code === "string" ? inner.code : "?"
+  return `${code}: ${inner instanceof Error ? inner.message : String(inner)}`.slice(0, 2_000)
 }
 
 /**
@@ -111,7 +105,7 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
     Layer.scoped(
       UsageRecorder,
       Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
+        const ledger = yield* UsageLedger
         const journal = yield* UsageJournal
         // Appended on every forwarded request, so a plain array owned by this service, not a copied value.
         let queue: Array<Entry> = []
@@ -119,66 +113,29 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
         // One writer at a time: the periodic flush, a test's flush and the shutdown flush never overlap.
         const writer = yield* Effect.makeSemaphore(1)
 
-        const insert = (batch: ReadonlyArray<Entry>) => {
-          const rows = JSON.stringify(batch.map(({ record: r }) => ({
-            record_id: r.recordId,
-            workspace_id: r.workspaceId,
-            key_id: r.keyId,
-            endpoint: r.endpoint,
-            provider: r.provider,
-            region: r.region,
-            model: r.model,
-            status: r.status,
-            outcome: r.outcome,
-            stream: r.stream,
-            input_tokens: r.inputTokens,
-            output_tokens: r.outputTokens,
-            cost_usd: r.costUsd,
-            clamped: r.clamped,
-            latency_ms: Math.round(r.latencyMs),
-            request_id: r.requestId ?? null,
-            created_at: r.createdAt.toISOString()
-          })))
-          return sql`
-            INSERT INTO api_requests (record_id, workspace_id, key_id, endpoint, provider, region, model, status, outcome,
-                                      stream, input_tokens, output_tokens, cost_usd, clamped, latency_ms, request_id,
-                                      created_at)
-            SELECT record_id, workspace_id, key_id, endpoint, provider, region, model, status, outcome, stream,
-                   input_tokens, output_tokens, cost_usd, clamped, latency_ms, request_id, created_at
-            FROM jsonb_to_recordset(${rows}::jsonb) AS r(
-              record_id uuid, workspace_id uuid, key_id uuid, endpoint text, provider text, region text, model text,
-              status smallint, outcome text, stream boolean, input_tokens integer, output_tokens integer,
-              cost_usd numeric, clamped boolean, latency_ms integer, request_id text, created_at timestamptz)
-            ON CONFLICT (workspace_id, record_id) DO NOTHING`
-        }
+        const insert = (batch: ReadonlyArray<Entry>) => ledger.insertRequests(batch.map(({ record }) => record))
 
-        const deadLetter = (entry: Entry, error: SqlError.SqlError) => {
-          const text = errorText(error)
-          return sql`
-            INSERT INTO api_requests_dead_letter (record_id, workspace_id, record, error)
-            VALUES (${entry.record.recordId}::uuid, ${entry.record.workspaceId}, ${toLine(entry.record)}, ${text})
-            ON CONFLICT (record_id) DO NOTHING`.pipe(
+        const deadLetter = (entry: Entry, reason: string) =>
+          ledger.deadLetter(entry.record, toLine(entry.record), reason).pipe(
             Effect.zipRight(
               Effect.logError("usage record refused by the ledger: kept in api_requests_dead_letter").pipe(
-                Effect.annotateLogs({ recordId: entry.record.recordId, workspaceId: entry.record.workspaceId, error: text })
+                Effect.annotateLogs({ recordId: entry.record.recordId, workspaceId: entry.record.workspaceId, error: reason })
               )
             )
           )
-        }
 
         /**
          * Writes a batch whole, or split in halves when the database refuses its data, down to the
-         * single records that go to the dead-letter table. Fails only when the database is away
-         * (then nothing is lost: the batch stays queued, and what was written is ignored next time).
+         * single records that go to the dead letters. Fails only when the ledger is away (then
+         * nothing is lost: the batch stays queued, and what was written is ignored next time).
          */
-        const writeSplitting = (batch: ReadonlyArray<Entry>): Effect.Effect<void, SqlError.SqlError> =>
+        const writeSplitting = (batch: ReadonlyArray<Entry>): Effect.Effect<void, StorageFailure> =>
           insert(batch).pipe(
-            Effect.asVoid,
-            Effect.catchIf(isDataError, (error) => {
-              if (batch.length === 1) return deadLetter(batch[0]!, error)
+            Effect.catchTag("RequestsRefused", ({ reason }) => {
+              if (batch.length === 1) return deadLetter(batch[0]!, reason)
               const half = Math.ceil(batch.length / 2)
               return Effect.logWarning("usage batch refused by the ledger: split to isolate the bad record").pipe(
-                Effect.annotateLogs({ records: batch.length, error: errorText(error) }),
+                Effect.annotateLogs({ records: batch.length, error: reason }),
                 Effect.zipRight(writeSplitting(batch.slice(0, half))),
                 Effect.zipRight(writeSplitting(batch.slice(half)))
               )
@@ -238,7 +195,7 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
           return true
         })
 
-        const writeLoop: Effect.Effect<void, SqlError.SqlError> = Effect.flatMap(writeBatch, (wrote) => (wrote ? writeLoop : Effect.void))
+        const writeLoop: Effect.Effect<void, StorageFailure> = Effect.flatMap(writeBatch, (wrote) => (wrote ? writeLoop : Effect.void))
         const writeAll = writer.withPermits(1)(writeLoop)
 
         const reportDrops = Effect.flatMap(Ref.getAndSet(dropped, 0), (count) =>
@@ -260,7 +217,7 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
               was
                 ? Effect.void
                 : Effect.logWarning("usage records cannot be written; kept in the journal and retried").pipe(
-                  Effect.annotateLogs({ queued: queue.length, cause: errorText(cause) })
+                  Effect.annotateLogs({ queued: queue.length, cause: failureText(cause) })
                 ))
           ),
           Effect.zipRight(reportDrops)
@@ -274,7 +231,7 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
             Effect.retry(Schedule.intersect(Schedule.recurs(5), Schedule.spaced("500 millis"))),
             Effect.catchAll((cause) =>
               Effect.logError("usage records not written at shutdown: kept in the journal for the next start").pipe(
-                Effect.annotateLogs({ records: queue.length, cause: errorText(cause) })
+                Effect.annotateLogs({ records: queue.length, cause: failureText(cause) })
               )
             )
           )

@@ -143,23 +143,31 @@ export class Workspaces extends Context.Tag("Workspaces")<Workspaces, {
           Effect.map(Ref.get(store), (map) => {
             const after = decodeCursor(cursor)
             const term = search?.trim().toLowerCase() ?? ""
+            // Newest first, ties by id, as ORDER BY created_at DESC, id DESC; the cursor is a position, not a row.
             const sorted = [...map.values()]
-              .filter((w) => term === "" || w.id === term || w.name.toLowerCase().includes(term))
+              .filter((w) => term === "" || (isUuid(term) ? w.id === term : w.name.toLowerCase().includes(term)))
               .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
-            const start = after === undefined ? 0 : sorted.findIndex((w) => w.id === after[1]) + 1
-            const data = sorted.slice(start, start + limit)
+            const afterTime = after === undefined ? undefined : new Date(after[0].replace(" ", "T").replace(/Z?$/, "Z")).getTime()
+            const rest = after === undefined ? sorted : sorted.filter((w) =>
+              w.createdAt.getTime() < afterTime! || (w.createdAt.getTime() === afterTime && w.id < after[1])
+            )
+            const data = rest.slice(0, limit)
             const last = data[data.length - 1]
-            return { data, nextCursor: sorted.length > start + limit && last ? encodeCursor(last.createdAt.toISOString(), last.id) : null }
+            return { data, nextCursor: rest.length > limit && last ? encodeCursor(last.createdAt.toISOString(), last.id) : null }
           }),
-        create: (name, patch) => {
-          const workspace: Workspace = {
-            id: crypto.randomUUID(),
-            name,
-            settings: applySettingsPatch(defaultWorkspaceSettings, patch),
-            createdAt: new Date()
-          }
-          return Effect.as(Ref.update(store, (map) => new Map(map).set(workspace.id, workspace)), workspace)
-        },
+        create: (name, patch) =>
+          Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
+            Ref.modify(store, (map) => {
+              // Creation times are distinct, as the database's microsecond times are: the newest is listed first.
+              const latest = Math.max(-Infinity, ...[...map.values()].map((w) => w.createdAt.getTime()))
+              const workspace: Workspace = {
+                id: crypto.randomUUID(),
+                name,
+                settings: applySettingsPatch(defaultWorkspaceSettings, patch),
+                createdAt: new Date(Math.max(now, latest + 1))
+              }
+              return [workspace, new Map(map).set(workspace.id, workspace)]
+            })),
         get,
         updateSettings: (id, patch) =>
           Effect.flatMap(get(id), (current) => {

@@ -1,15 +1,9 @@
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted } from "effect"
-import { runMigrations } from "../../src/services/Migrations"
+import { Layer } from "effect"
 import { ProviderKeys } from "../../src/services/ProviderKeys"
 import { Workspaces } from "../../src/services/Workspaces"
 import { providerKeysContract } from "../contracts/providerKeys"
-import { freshDatabaseUrl } from "../support/database"
+import { MigratedDatabase } from "../support/migratedDatabase"
 
-/** A migrated database of its own for each case. */
-const database = Layer.unwrapEffect(
-  Effect.map(Effect.promise(freshDatabaseUrl), (url) =>
-    Layer.effectDiscard(runMigrations()).pipe(Layer.provideMerge(PgClient.layer({ url: Redacted.make(url), maxConnections: 2 }))))
-)
-
-providerKeysContract("PostgreSQL", Layer.merge(ProviderKeys.layer, Workspaces.layer).pipe(Layer.provide(database)))
+// The contract of test/contracts/providerKeys.ts on PostgreSQL (a migrated database of its own per case);
+// test/services/providerKeys.memory.test.ts runs it on the in-memory backing.
+providerKeysContract("PostgreSQL", Layer.merge(ProviderKeys.layer, Workspaces.layer).pipe(Layer.provide(MigratedDatabase)))

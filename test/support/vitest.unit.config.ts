@@ -1,6 +1,7 @@
 import { defineConfig } from "vitest/config"
 
-// Unit tests only: no database, no browser, no globalSetup.
+// Unit tests only: no database, no browser, no globalSetup. test/memory belongs here: the whole app over
+// its in-memory stores (test/support/memoryApp.ts).
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],

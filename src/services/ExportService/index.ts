@@ -1,18 +1,17 @@
-import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Context, Data, Effect, Either, Layer, Redacted, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { AppConfig } from "../../config"
 import { encodeHeader, encodeRows } from "../../domain/csv"
 import { type DatePointInput, InvalidDatePoint, resolveDateRange } from "../../domain/datePoint"
 import { exportFilePath, type ExportKind, exportLayouts, userIdentifyingColumns } from "../../domain/exportLayouts"
-import { exportCountStatement, exportRowsStatement } from "../../domain/exportQueries"
 import { makeUserPseudonymizer, protectUserColumns, userPrivacyMode } from "../../domain/pseudonym"
 import { ExportStorage, type ExportStorageError, type InvalidExportPath } from "../ExportStorage/index"
 import { SigningSecret } from "../SigningSecret"
-import { StorageFailure } from "../StorageFailure"
+import type { StorageFailure } from "../StorageFailure"
 import { type Workspace } from "../../domain/workspace"
+import { ApiKeys } from "../ApiKeys"
+import { UsageLedger, type ValueRow, type ZoneUnknownToStore } from "../UsageLedger/index"
 import { ExportPriceCatalog } from "./priceCatalog"
-import { openExportRead, type ValueRow } from "./snapshotCursor"
 import { encodeValueRows, namedRow } from "./valueRows"
 
 export interface ExportRequest {
@@ -65,31 +64,20 @@ export type ExportFailure =
   | StorageFailure
 
 /**
- * Exports running at once per instance; more wait their turn. Each holds two pooled connections
- * while it reads: a bound keeps the pool (20) from being taken by exports waiting for their second.
+ * Exports running at once per instance; more wait their turn. On the PostgreSQL ledger each holds two
+ * pooled connections while it reads: a bound keeps the pool (20) from being taken by exports waiting
+ * for their second.
  */
 const CONCURRENT_EXPORTS = 4
 
-/**
- * PostgreSQL's "time zone "…" not recognized" (SQLSTATE 22023) for the reporting zone: Node knows the
- * zone, the database's tz database does not (an older server, or a link ICU still has, such as
- * US/Pacific-New). The quoted name is matched, not the message text, which the server may translate.
- */
-const isUnknownZone = (error: SqlError.SqlError, zone: string): boolean => {
-  const cause = error.cause
-  return typeof cause === "object" && cause !== null &&
-    "code" in cause && cause.code === "22023" &&
-    "message" in cause && typeof cause.message === "string" && cause.message.includes(`"${zone}"`)
-}
-
-/** A query failure: the client's fault when the zone is unknown to the database, else the database's. */
-const queryFailure = (zone: string, sentZone: string) => (error: SqlError.SqlError): InvalidDatePoint | StorageFailure =>
-  isUnknownZone(error, zone)
+/** A read failure: the client's fault when the ledger does not know the zone (as sent), else the ledger's. */
+const readFailure = (sentZone: string) => (error: ZoneUnknownToStore | StorageFailure): InvalidDatePoint | StorageFailure =>
+  error._tag === "ZoneUnknownToStore"
     ? new InvalidDatePoint({
       field: "from.timezone",
       message: `time zone "${sentZone}" is not known to the database: use another IANA identifier of the same zone`
     })
-    : new StorageFailure({ cause: error })
+    : error
 
 /** The `<suffix>` of the file name after the layout version: 12 random base-36 characters. */
 const uniqueId = (): string =>
@@ -97,8 +85,8 @@ const uniqueId = (): string =>
 
 /**
  * Runs one usage export: resolves the date range, applies the workspace's rules, streams the rows
- * from a database cursor through the CSV encoder into export storage, and returns the file's
- * reference. Memory stays flat whatever the row count: a few batches of rows in flight at a time.
+ * the usage ledger reads through the CSV encoder into export storage, records the run, and returns
+ * the file's reference. Memory stays flat whatever the row count: a few batches of rows in flight.
  */
 export class ExportService extends Context.Tag("ExportService")<ExportService, {
   readonly run: (request: ExportRequest) => Effect.Effect<ExportOutcome, ExportFailure>
@@ -108,7 +96,8 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
   static readonly layer = Layer.effect(
     ExportService,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
+      const ledger = yield* UsageLedger
+      const keys = yield* ApiKeys
       const storage = yield* ExportStorage
       const { pseudonymKey } = yield* SigningSecret
       const { prices } = yield* ExportPriceCatalog
@@ -129,11 +118,8 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
             zone: range.zone,
             catalog: prices
           }
-          const failure = queryFailure(range.zone, from.timezone)
-          const read = yield* openExportRead(sql, {
-            rows: exportRowsStatement(kind, input),
-            count: exportCountStatement(kind, input)
-          }).pipe(Effect.mapError(failure))
+          const failure = readFailure(from.timezone)
+          const read = yield* ledger.readExport(kind, input).pipe(Effect.mapError(failure))
           // Decided on the count before anything is written.
           if (read.total === 0) return yield* Effect.fail(new ExportNoData({ kind, reason: "no_rows" }))
           if (read.total > exportMaxRows) {
@@ -171,12 +157,17 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
           const downloadUrl = yield* storage.downloadUrl(filePath, expiresAt)
           const dateRange = { from: range.from.iso, to: range.to.iso }
           // Recorded for the console's list of recent exports (any instance, any browser).
-          const label = "label" in createdBy ? createdBy.label : null
-          const keyId = "keyId" in createdBy ? createdBy.keyId : null
-          yield* sql`INSERT INTO export_runs
-            (workspace_id, data_type, range_from, range_to, timezone, record_count, file_path, created_by, created_by_key, link_expires_at)
-            VALUES (${workspace.id}, ${kind}, ${dateRange.from}, ${dateRange.to}, ${from.timezone}, ${recordCount}, ${filePath},
-                    ${label}, ${keyId}, ${expiresAt})`.pipe(Effect.mapError((cause) => new StorageFailure({ cause })))
+          yield* ledger.recordExportRun({
+            workspaceId: workspace.id,
+            dataType: kind,
+            rangeFrom: dateRange.from,
+            rangeTo: dateRange.to,
+            timezone: from.timezone,
+            recordCount,
+            filePath,
+            createdBy,
+            linkExpiresAt: expiresAt
+          })
           yield* Effect.logInfo("export written").pipe(
             Effect.annotateLogs({ kind, workspaceId: workspace.id, filePath, rows: recordCount, bytes: stored.bytes })
           )
@@ -189,41 +180,33 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
           }
         }).pipe(Effect.scoped, slots.withPermits(1))
 
-      type RunRow = {
-        id: string
-        data_type: ExportKind
-        range_from: string
-        range_to: string
-        timezone: string
-        record_count: number
-        file_path: string
-        created_by: string
-        created_at: Date
-        link_expires_at: Date
-      }
-      const recent = (workspaceId: string, limit: number) =>
-        sql<RunRow>`SELECT r.id, r.data_type, r.range_from, r.range_to, r.timezone, r.record_count, r.file_path,
-                 coalesce(r.created_by, 'API key ' || k.name || ' (' || k.display_prefix || ')') AS created_by,
-                 r.created_at, r.link_expires_at
-          FROM export_runs r LEFT JOIN api_keys k ON k.id = r.created_by_key
-          WHERE r.workspace_id = ${workspaceId} AND r.link_expires_at > now()
-          ORDER BY r.link_expires_at DESC, r.created_at DESC, r.id LIMIT ${limit}`.pipe(
-          Effect.mapError((cause) => new StorageFailure({ cause })),
-          Effect.flatMap(Effect.forEach((row) =>
-            Effect.map(storage.downloadUrl(row.file_path, row.link_expires_at), (downloadUrl) => ({
-              id: row.id,
-              filePath: row.file_path,
-              downloadUrl,
-              dataType: row.data_type,
-              recordCount: row.record_count,
-              dateRange: { from: row.range_from, to: row.range_to },
-              timezone: row.timezone,
-              createdBy: row.created_by,
-              createdAt: row.created_at,
-              expiresAt: row.link_expires_at
-            }))
-          ))
+      /** "API key <name> (<prefix>)" of the keys that ran exports, read when listing: a renamed key shows its current name. */
+      const keyLabels = (workspaceId: string) =>
+        keys.list(workspaceId).pipe(
+          Effect.map((list) => new Map(list.map((key) => [key.id, `API key ${key.name} (${key.displayPrefix})`]))),
+          Effect.catchTag("WorkspaceNotFound", () => Effect.succeed(new Map<string, string>()))
         )
+
+      const recent = (workspaceId: string, limit: number) =>
+        Effect.gen(function*() {
+          const runs = yield* ledger.recentExportRuns(workspaceId, limit)
+          const labels = runs.some((run) => "keyId" in run.createdBy) ? yield* keyLabels(workspaceId) : new Map<string, string>()
+          return yield* Effect.forEach(runs, (run) =>
+            Effect.map(storage.downloadUrl(run.filePath, run.linkExpiresAt), (downloadUrl): RecentExport => ({
+              id: run.id,
+              filePath: run.filePath,
+              downloadUrl,
+              dataType: run.dataType,
+              recordCount: run.recordCount,
+              dateRange: { from: run.rangeFrom, to: run.rangeTo },
+              timezone: run.timezone,
+              createdBy: "label" in run.createdBy
+                ? run.createdBy.label
+                : labels.get(run.createdBy.keyId) ?? "API key",
+              createdAt: run.createdAt,
+              expiresAt: run.linkExpiresAt
+            })))
+        })
 
       return { run, recent }
     })

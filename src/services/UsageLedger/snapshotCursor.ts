@@ -1,16 +1,14 @@
 import type { SqlClient, SqlConnection, SqlError } from "@effect/sql"
 import { Effect, Option, type Scope, Stream } from "effect"
 import type { SqlStatement } from "../../domain/exportQueries"
-
-/** One row of a query, its cell values in column order. */
-export type ValueRow = ReadonlyArray<unknown>
+import type { ValueRow } from "./contract"
 
 /** Rows per FETCH: few round trips, a few MB per batch in memory. */
 const FETCH_ROWS = 5000
 /** Batches fetched ahead while the previous ones are encoded and stored. */
 const BATCHES_AHEAD = 2
 
-export interface ExportRead {
+export interface CursorRead {
   /** The number of rows the cursor will return (the count query, on the same snapshot). */
   readonly total: number
   /**
@@ -33,7 +31,7 @@ export interface ExportRead {
 export const openExportRead = (
   sql: SqlClient.SqlClient,
   statements: { readonly rows: SqlStatement; readonly count: SqlStatement }
-): Effect.Effect<ExportRead, SqlError.SqlError, Scope.Scope> =>
+): Effect.Effect<CursorRead, SqlError.SqlError, Scope.Scope> =>
   Effect.gen(function*() {
     const cursorConnection = yield* readOnlyTransaction(sql)
     const [snapshot] = yield* query<{ readonly id: string }>(cursorConnection, "SELECT pg_export_snapshot() AS id")

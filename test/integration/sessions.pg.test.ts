@@ -1,0 +1,13 @@
+import { layer } from "@effect/vitest"
+import { Layer } from "effect"
+import { Sessions } from "../../src/services/Sessions"
+import { Members } from "../../src/services/Members"
+import { Workspaces } from "../../src/services/Workspaces"
+import { sessionsContract } from "../contracts/sessions"
+import { databaseTimeout, MigratedDatabase } from "../support/migratedDatabase"
+
+// The contract of test/contracts/sessions.ts on PostgreSQL; test/services/sessions.memory.test.ts runs it on the in-memory backing.
+layer(Layer.mergeAll(Sessions.layer, Members.layer).pipe(Layer.provideMerge(Workspaces.layer), Layer.provide(MigratedDatabase)), { excludeTestServices: true, timeout: databaseTimeout })(
+  "Sessions.layer keeps the contract",
+  sessionsContract
+)
