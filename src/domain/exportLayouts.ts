@@ -1,5 +1,5 @@
 /**
- * The CSV layouts of the five usage exports (layout version `v1`).
+ * The CSV layouts of the five usage exports (layout version `v1`; the models export `v2`, which added `byok`).
  *
  * Every export has one row per entity per local day of the reporting zone (days cut at local midnight,
  * DST-aware: a day may last 23 or 25 hours). Only entity-days with activity have a row. Rows are
@@ -140,8 +140,9 @@ const projects: ExportLayout = {
 
 const models: ExportLayout = {
   kind: "models",
-  version: EXPORT_LAYOUT_VERSION,
-  rowGrain: "one row per model, provider, region and source per local day with at least one request",
+  // v2: `byok` added at the end; API traffic with the workspace's own provider key is its own row.
+  version: "v2",
+  rowGrain: "one row per model, provider, region, source and key (the workspace's own or the service's) per local day with at least one request",
   columns: [
     ...period,
     text("source", "`platform` (messages ingested from the platform) or `api` (requests forwarded by this service)"),
@@ -155,7 +156,11 @@ const models: ExportLayout = {
     ),
     ...tokens,
     costUsd,
-    integer("latency_avg_ms", "Mean latency of the API requests, milliseconds, rounded; empty for platform messages")
+    integer("latency_avg_ms", "Mean latency of the API requests, milliseconds, rounded; empty for platform messages"),
+    text(
+      "byok",
+      "`true` for API requests sent upstream with the workspace's own provider key, `false` for those sent with the service's key; empty for platform messages"
+    )
   ]
 }
 
@@ -186,7 +191,7 @@ export const exportFilePath = (args: {
   readonly toDate: string
   readonly uniqueId: string
 }): string =>
-  `${args.kind}-usage/${args.workspaceId}/${args.kind}-usage-${args.fromDate}-${args.toDate}-${EXPORT_LAYOUT_VERSION}-${args.uniqueId}.csv`
+  `${args.kind}-usage/${args.workspaceId}/${args.kind}-usage-${args.fromDate}-${args.toDate}-${exportLayouts[args.kind].version}-${args.uniqueId}.csv`
 
 const markdownCell = (value: string): string => value.replace(/\|/g, "\\|").replace(/\r?\n/g, " ")
 

@@ -289,7 +289,7 @@ g AS (
          t.requests, 0::bigint AS failed_requests, t.input_tokens, t.output_tokens,
          round(coalesce(t.input_tokens * p.input_usd_per_million
                         + t.output_tokens * p.output_usd_per_million, 0) / 1000000, 6) AS cost_usd,
-         NULL::bigint AS latency_avg_ms
+         NULL::bigint AS latency_avg_ms, NULL::text AS byok
   FROM platform_tokens t
   LEFT JOIN prices p ON p.model = t.model
   UNION ALL
@@ -297,23 +297,23 @@ g AS (
          -- A stream cut by an upstream failure was answered 200 but failed; a cancelled one (the client
          -- went away) did not fail.
          count(*), count(*) FILTER (WHERE a.status >= 400 OR a.outcome = 'failed'), sum(a.input_tokens), sum(a.output_tokens),
-         round(sum(a.cost_usd), 6), round(avg(a.latency_ms))::bigint
+         round(sum(a.cost_usd), 6), round(avg(a.latency_ms))::bigint, a.byok::text
   FROM api_requests a
   WHERE ${inRange("a", API)}
-  GROUP BY 1, 3, 4, 5
+  GROUP BY 1, 3, 4, 5, a.byok
 )
 SELECT days.period_start, days.period_end,
        g.source, g.model, g.provider, g.region,
-       g.requests, g.failed_requests, g.input_tokens, g.output_tokens, g.cost_usd, g.latency_avg_ms
+       g.requests, g.failed_requests, g.input_tokens, g.output_tokens, g.cost_usd, g.latency_avg_ms, g.byok
 FROM g
 JOIN days ON days.day = g.day
-ORDER BY g.day, g.source COLLATE "C", g.model COLLATE "C", g.provider COLLATE "C", g.region COLLATE "C"`
+ORDER BY g.day, g.source COLLATE "C", g.model COLLATE "C", g.provider COLLATE "C", g.region COLLATE "C", g.byok COLLATE "C"`
 
 const modelsCount = `SELECT least(
   (SELECT count(*) FROM (SELECT 1 FROM message_events e WHERE ${inRange("e", MESSAGES)}
                          GROUP BY ${localDay("e", MESSAGES)}, e.model) AS platform_rows)
   + (SELECT count(*) FROM (SELECT 1 FROM api_requests a WHERE ${inRange("a", API)}
-                           GROUP BY ${localDay("a", API)}, a.model, a.provider, a.region) AS api_rows),
+                           GROUP BY ${localDay("a", API)}, a.model, a.provider, a.region, a.byok) AS api_rows),
   2147483647)::integer AS row_count`
 
 // ---------------------------------------------------------------------------------------------

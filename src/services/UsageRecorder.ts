@@ -25,6 +25,8 @@ export interface ApiRequestRecord {
   readonly latencyMs: number
   readonly requestId: string | undefined
   readonly createdAt: Date
+  /** It went upstream with the workspace's own provider key (not the service's). */
+  readonly byok: boolean
 }
 
 /** A record as the journal holds it: one JSON line. */
@@ -45,7 +47,9 @@ const JournalLine = Schema.parseJson(Schema.Struct({
   clamped: Schema.Boolean,
   latencyMs: Schema.Number,
   requestId: Schema.optionalWith(Schema.String, { as: "Option" }),
-  createdAt: Schema.Date
+  createdAt: Schema.Date,
+  // Journals written before provider keys existed have no byok: those requests went with the service's key.
+  byok: Schema.optionalWith(Schema.Boolean, { default: () => false })
 }))
 const decodeLine = Schema.decodeEither(JournalLine)
 

@@ -51,6 +51,7 @@ export const requestRow = (workspaceId: string, fields: Partial<ApiRequestRow> =
   latencyMs: 12.4,
   requestId: "req_1",
   createdAt: new Date("2026-03-28T12:00:00Z"),
+  byok: false,
   ...fields
 })
 

@@ -90,7 +90,8 @@ const requests = (next: () => number, workspaceId: string, keys: ReadonlyArray<s
       clamped: false,
       latencyMs: next() * 3_000,
       requestId: `req_${i}`,
-      createdAt: new Date(instant(next))
+      createdAt: new Date(instant(next)),
+      byok: next() < 0.3
     }
   })
 

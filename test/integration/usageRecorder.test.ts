@@ -30,6 +30,7 @@ const record = (i: number, workspaceId: string, fields: Partial<ApiRequestRecord
   latencyMs: 12.4,
   requestId: `req_${i}`,
   createdAt: new Date(),
+  byok: false,
   ...fields
 })
 

@@ -29,6 +29,7 @@ const record = (i: number, fields: Partial<ApiRequestRecord> = {}): ApiRequestRe
   latencyMs: 12.4,
   requestId: `req_${i}`,
   createdAt: new Date(),
+  byok: false,
   ...fields
 })
 

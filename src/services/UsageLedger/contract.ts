@@ -33,6 +33,8 @@ export interface ApiRequestRow {
   readonly latencyMs: number
   readonly requestId: string | undefined
   readonly createdAt: Date
+  /** It went upstream with the workspace's own provider key. */
+  readonly byok: boolean
 }
 
 /**

@@ -284,9 +284,9 @@ const projects = (
   })
 }
 
-type ModelKey = readonly [source: string, model: string, provider: string | null, region: string | null]
+type ModelKey = readonly [source: string, model: string, provider: string | null, region: string | null, byok: string | null]
 
-/** `ORDER BY source, model, provider, region` (each COLLATE "C"; NULLs last). */
+/** `ORDER BY source, model, provider, region, byok` (each COLLATE "C"; NULLs last). */
 const byModelKey = (a: ModelKey, b: ModelKey): number => {
   for (let i = 0; i < a.length; i++) {
     const x = a[i] ?? null
@@ -322,14 +322,15 @@ const models = (
       inputTokens,
       outputTokens,
       usdOfPriced(pricedAt(prices, key, inputTokens, outputTokens)),
+      null,
       null
     ]
-    return { day, key: ["platform", key, prices.get(key)?.provider ?? null, null] as ModelKey, row }
+    return { day, key: ["platform", key, prices.get(key)?.provider ?? null, null, null] as ModelKey, row }
   })
   const api = groupByDay(
     requests,
     (r) => days.dayOf(r.createdAt.getTime()),
-    (r): ModelKey => ["api", r.model, r.provider, r.region],
+    (r): ModelKey => ["api", r.model, r.provider, r.region, String(r.byok)],
     byModelKey
   ).map(({ day, items, key }) => {
     // Each cost as numeric(18, 8) keeps it, summed, then to 6 decimals.
@@ -347,7 +348,8 @@ const models = (
       sumOf(items, (r) => r.inputTokens),
       sumOf(items, (r) => r.outputTokens),
       fixed(roundedQuotient(cost, 100n), 6),
-      roundedAverage(items.map((r) => Math.round(r.latencyMs)))
+      roundedAverage(items.map((r) => Math.round(r.latencyMs))),
+      key[4]
     ]
     return { day, key, row }
   })

@@ -98,18 +98,19 @@ export const makePostgresLedger = (sql: SqlClient.SqlClient): UsageLedgerShape =
       clamped: r.clamped,
       latency_ms: Math.round(r.latencyMs),
       request_id: r.requestId ?? null,
-      created_at: r.createdAt.toISOString()
+      created_at: r.createdAt.toISOString(),
+      byok: r.byok
     })))
     return sql`
       INSERT INTO api_requests (record_id, workspace_id, key_id, endpoint, provider, region, model, status, outcome,
                                 stream, input_tokens, output_tokens, cost_usd, clamped, latency_ms, request_id,
-                                created_at)
+                                created_at, byok)
       SELECT record_id, workspace_id, key_id, endpoint, provider, region, model, status, outcome, stream,
-             input_tokens, output_tokens, cost_usd, clamped, latency_ms, request_id, created_at
+             input_tokens, output_tokens, cost_usd, clamped, latency_ms, request_id, created_at, byok
       FROM jsonb_to_recordset(${rows}::jsonb) AS r(
         record_id uuid, workspace_id uuid, key_id uuid, endpoint text, provider text, region text, model text,
         status smallint, outcome text, stream boolean, input_tokens integer, output_tokens integer,
-        cost_usd numeric, clamped boolean, latency_ms integer, request_id text, created_at timestamptz)
+        cost_usd numeric, clamped boolean, latency_ms integer, request_id text, created_at timestamptz, byok boolean)
       ON CONFLICT (workspace_id, record_id) DO NOTHING`.pipe(
       Effect.asVoid,
       Effect.mapError((error) => isDataError(error) ? new RequestsRefused({ reason: errorText(error) }) : storageFailure(error))
