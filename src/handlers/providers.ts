@@ -8,6 +8,9 @@ import { ChatCompletions } from "../services/ChatCompletions"
 import { Embeddings } from "../services/Embeddings"
 import { FimCompletions } from "../services/FimCompletions"
 import { Messages } from "../services/Messages"
+import { providerA } from "../providers/providerA/dialect"
+import { providerB } from "../providers/providerB/dialect"
+import { providerC } from "../providers/providerC/dialect"
 
 /** The caller and the request id, which every forwarded request is recorded with. */
 const caller = Effect.all({ principal: CurrentPrincipal, requestId: FiberRef.get(currentRequestId) })
@@ -19,10 +22,10 @@ export const ProviderAHandlers = HttpApiBuilder.group(WorkspaceApi, "provider_a"
     return handlers
       .handle("chatCompletions", ({ path, payload }) =>
         Effect.flatMap(caller, ({ principal, requestId }) =>
-          respond("provider_a", chat.create(principal, path.region, payload, requestId))))
+          respond(providerA, chat.create(principal, path.region, payload, requestId))))
       .handle("embeddings", ({ path, payload }) =>
         Effect.flatMap(caller, ({ principal, requestId }) =>
-          respond("provider_a", embeddings.create(principal, path.region, payload, requestId))))
+          respond(providerA, embeddings.create(principal, path.region, payload, requestId))))
   }))
 
 /** The caller's anthropic-version header is not read (the service speaks its own version upstream); anthropic-beta is passed on. */
@@ -30,10 +33,10 @@ export const ProviderBHandlers = HttpApiBuilder.group(WorkspaceApi, "provider_b"
   Effect.map(Messages, (messages) =>
     handlers.handle("messages", ({ path, payload }) =>
       Effect.flatMap(Effect.zip(caller, HttpServerRequest.HttpServerRequest), ([{ principal, requestId }, request]) =>
-        respond("provider_b", messages.create(principal, path.region, payload, requestId, request.headers["anthropic-beta"]))))))
+        respond(providerB, messages.create(principal, path.region, payload, requestId, request.headers["anthropic-beta"]))))))
 
 export const ProviderCHandlers = HttpApiBuilder.group(WorkspaceApi, "provider_c", (handlers) =>
   Effect.map(FimCompletions, (fim) =>
     handlers.handle("fimCompletions", ({ path, payload }) =>
       Effect.flatMap(caller, ({ principal, requestId }) =>
-        respond("provider_c", fim.create(principal, path.region, payload, requestId))))))
+        respond(providerC, fim.create(principal, path.region, payload, requestId))))))

@@ -10,6 +10,7 @@ import { type Principal } from "../domain/principal"
 import { logDatabaseUnavailable } from "../services/Database"
 import { LocalSecrets } from "../services/LocalSecrets"
 import { RateLimits } from "../services/RateLimits"
+import { admissionHeaders, exportsStyle, renderRefusal } from "../providers/render"
 import { CredentialThrottle, type Throttled } from "./credentialThrottle"
 import { type ErrorFormat, type FormatErrors, problemAs } from "./errorFormat"
 
@@ -118,10 +119,13 @@ export const ExportAuthLive = Layer.effect(
     return ExportAuth.of({
       bearer: () =>
         Effect.flatMap(check(), (principal) =>
-          rateLimits.admit({ principal, family: "usage_export", tokens: 0, format: "export" }).pipe(
+          rateLimits.admit({ principal, family: "usage_export", tokens: 0 }).pipe(
             Effect.matchEffect({
-              onFailure: ({ headers, problem }) => Effect.zipRight(withHeaders(headers), Effect.fail(problemAs("export", problem))),
-              onSuccess: ({ headers }) => Effect.as(withHeaders(headers), principal)
+              onFailure: (refusal) => {
+                const { headers, problem } = renderRefusal(exportsStyle, refusal)
+                return Effect.zipRight(withHeaders(headers), Effect.fail(problemAs("export", problem)))
+              },
+              onSuccess: ({ readings }) => Effect.as(withHeaders(admissionHeaders(exportsStyle, readings)), principal)
             })
           ))
     })

@@ -2,9 +2,12 @@ import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, FiberRef } from "effect"
 import type * as http from "node:http"
-import { type Forwarded, ForwardFailure, type StreamSink } from "../services/Forwarder"
+import type { Refusal } from "../domain/refusals"
+import type { Provider } from "../providers/provider"
+import { renderRefusal } from "../providers/render"
+import type { Forwarded, StreamSink } from "../services/Forwarder"
 import { currentRequestId } from "./currentRequestId"
-import { type ErrorFormat, type FormatErrors, problemAs } from "./errorFormat"
+import { type FormatErrors, problemAs } from "./errorFormat"
 import { requestIdHeaders } from "./requestContext"
 
 const streamHeaders = { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" }
@@ -46,11 +49,11 @@ const relayed = (request: HttpServerRequest.HttpServerRequest, answer: Extract<F
       requestId === undefined ? {} : requestIdHeaders(requestId)
     ).pipe(Effect.as(HttpServerResponse.empty({ status: 200 }))))
 
-/** Answers with what was forwarded, or with the endpoint's own error (and the upstream's retry hints). */
-export const respond = <F extends ErrorFormat>(
-  format: F,
-  forwarded: Effect.Effect<Forwarded, ForwardFailure>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, FormatErrors[F], HttpServerRequest.HttpServerRequest> =>
+/** Answers with what was forwarded, or with the refusal as the provider renders it (its headers on the answer). */
+export const respond = <P extends Provider>(
+  provider: P,
+  forwarded: Effect.Effect<Forwarded, Refusal>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, FormatErrors[P["id"]], HttpServerRequest.HttpServerRequest> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     forwarded.pipe(
       Effect.flatMap((answer) =>
@@ -58,11 +61,13 @@ export const respond = <F extends ErrorFormat>(
           ? Effect.succeed(HttpServerResponse.uint8Array(answer.body, { contentType: "application/json", headers: answer.headers }))
           : relayed(request, answer)
       ),
-      Effect.catchTag("ForwardFailure", ({ headers, problem }) =>
-        Effect.zipRight(
+      Effect.catchAll((refusal) => {
+        const { headers, problem } = renderRefusal(provider, refusal)
+        return Effect.zipRight(
           Object.keys(headers).length === 0
             ? Effect.void
             : HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers))),
-          Effect.fail(problemAs(format, problem))
-        ))
+          Effect.fail(problemAs<P["id"]>(provider.id, problem))
+        )
+      })
     ))

@@ -7,14 +7,20 @@ import { FimCompletionRequest } from "../api/schemas/fim"
 import { MessagesRequest } from "../api/schemas/messages"
 import { AppConfig } from "../config"
 import { parseJson } from "../domain/protocols/protocol"
-import { messageCountProblem, rawMessageCountProblem, scanBodiesOver } from "../domain/requestBounds"
+import { InvalidRequest, type Refusal, wasAdmitted } from "../domain/refusals"
+import { scanBodiesOver, tooManyMessages, tooManyRawMessages } from "../domain/requestBounds"
+import type { Provider } from "../providers/provider"
+import { providerA } from "../providers/providerA/dialect"
+import { providerB } from "../providers/providerB/dialect"
+import { providerC } from "../providers/providerC/dialect"
+import { renderRefusal } from "../providers/render"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import { AuthService } from "../services/AuthService"
 import { type Principal } from "../domain/principal"
 import { ChatCompletions } from "../services/ChatCompletions"
 import { Embeddings } from "../services/Embeddings"
 import { FimCompletions } from "../services/FimCompletions"
-import { type Forwarded, ForwardFailure } from "../services/Forwarder"
+import type { Forwarded } from "../services/Forwarder"
 import { Messages } from "../services/Messages"
 import { RateLimits } from "../services/RateLimits"
 import { checkKey } from "./authMiddleware"
@@ -25,42 +31,32 @@ import { writeStream } from "./forwardedResponse"
 import { accessLogFor, endStatus } from "./accessLog"
 import { requestIdFor, requestIdHeaders } from "./requestContext"
 
-type ProviderFormat = "provider_a" | "provider_b" | "provider_c"
-
-/** One forwarding endpoint: its error format, where its key may be, and how its payload is served. */
+/** One forwarding endpoint: its provider (error format, where its key may be), and how its payload is served. */
 interface LaneRoute {
-  readonly format: ProviderFormat
+  readonly provider: Provider
   /** The rate-limit family its requests, refused ones too, count in. */
   readonly family: LimitFamily
   /** A refusal found on the raw body before it is decoded (cheap: counts, not contents). */
-  readonly bound?: (body: unknown) => Problem | undefined
+  readonly bound?: (body: unknown) => Refusal | undefined
   /** The same, on the raw bytes of a large body, before it is parsed. */
-  readonly scan?: (body: Buffer) => Problem | undefined
-  readonly allowXApiKey: boolean
+  readonly scan?: (body: Buffer) => Refusal | undefined
   readonly serve: (
     principal: Principal,
     region: string,
     body: unknown,
     requestId: string,
     headers: http.IncomingHttpHeaders
-  ) => Effect.Effect<Forwarded, ForwardFailure | Refusal>
+  ) => Effect.Effect<Forwarded, Refusal>
 }
 
-/** A refusal the lane answers: a plain value, not an Error, so that floods of refusals capture no stacks. */
-interface Refusal {
-  readonly _tag: "Refusal"
+/** A refused key: answered as the authentication checks word it (a plain value: floods capture no stacks). */
+interface KeyRefused {
+  readonly _tag: "KeyRefused"
   readonly problem: Problem
   readonly headers: Readonly<Record<string, string>>
-  /** Already counted by the rate limits (else a refusal after authentication spends a request). */
-  readonly admitted: boolean
 }
 
-const refused = (problem: Problem, headers: Readonly<Record<string, string>> = {}, admitted = false): Refusal => ({
-  _tag: "Refusal",
-  problem,
-  headers,
-  admitted
-})
+const refused = (problem: Problem): InvalidRequest => new InvalidRequest({ problem })
 
 /**
  * Effect's parser throws on a union's tag that is an object which cannot be turned into text (JSON
@@ -73,7 +69,7 @@ const unreadableBody: Problem = {
 }
 
 /** The payload as the endpoint declares it, or the 400 HttpApi would answer (first bad field named). */
-const decoded = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Effect<A, Refusal> =>
+const decoded = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Effect<A, InvalidRequest> =>
   // Suspended: the parser runs when decodeUnknown is called, and its throw must land in the effect.
   Effect.suspend(() => Schema.decodeUnknown(schema)(body)).pipe(
     Effect.catchTag("ParseError", (error) =>
@@ -82,7 +78,7 @@ const decoded = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Effec
   )
 
 /** The whole request body, refused beyond the limit. */
-const readRequestBody = (request: http.IncomingMessage, limit: number): Effect.Effect<Buffer, Refusal> =>
+const readRequestBody = (request: http.IncomingMessage, limit: number): Effect.Effect<Buffer, InvalidRequest> =>
   Effect.async((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
@@ -146,35 +142,31 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
 
       const routes = new Map<string, LaneRoute>([
         ["provider_a/v1/chat/completions", {
-          format: "provider_a",
+          provider: providerA,
           family: "chat_completions",
-          bound: (body) => messageCountProblem("provider_a", "chat_completions", body),
-          scan: (body) => rawMessageCountProblem("provider_a", "chat_completions", body),
-          allowXApiKey: false,
+          bound: (body) => tooManyMessages("provider_a", "chat_completions", body),
+          scan: (body) => tooManyRawMessages("provider_a", "chat_completions", body),
           serve: (principal, region, body, requestId) =>
             Effect.flatMap(decoded(ChatCompletionRequest, body), (payload) => chat.create(principal, region, payload, requestId))
         }],
         ["provider_a/v1/embeddings", {
-          format: "provider_a",
+          provider: providerA,
           family: "embeddings",
-          allowXApiKey: false,
           serve: (principal, region, body, requestId) =>
             Effect.flatMap(decoded(EmbeddingRequest, body), (payload) => embeddings.create(principal, region, payload, requestId))
         }],
         ["provider_b/v1/messages", {
-          format: "provider_b",
+          provider: providerB,
           family: "messages",
-          bound: (body) => messageCountProblem("provider_b", "messages", body),
-          scan: (body) => rawMessageCountProblem("provider_b", "messages", body),
-          allowXApiKey: true,
+          bound: (body) => tooManyMessages("provider_b", "messages", body),
+          scan: (body) => tooManyRawMessages("provider_b", "messages", body),
           serve: (principal, region, body, requestId, headers) =>
             Effect.flatMap(decoded(MessagesRequest, body), (payload) =>
               messages.create(principal, region, payload, requestId, oneHeader(headers["anthropic-beta"])))
         }],
         ["provider_c/v1/fim/completions", {
-          format: "provider_c",
+          provider: providerC,
           family: "fim",
-          allowXApiKey: false,
           serve: (principal, region, body, requestId) =>
             Effect.flatMap(decoded(FimCompletionRequest, body), (payload) => fim.create(principal, region, payload, requestId))
         }]
@@ -184,7 +176,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
         const requestId = requestIdFor(request.headers["x-request-id"] as string | undefined)
         const idHeaders = requestIdHeaders(requestId)
         const answerProblem = (problem: Problem, headers: Readonly<Record<string, string>>) => {
-          const { body, status } = wireError(route.format, problem)
+          const { body, status } = wireError(route.provider.id, problem)
           writeJson(response, status, body, { ...headers, ...idHeaders })
           return status
         }
@@ -198,34 +190,29 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
               request.socket.remoteAddress,
               request.headers as Record<string, string | undefined>,
               "COMPLETION_API",
-              route.allowXApiKey
+              route.provider.keyHeaders.xApiKey
             ),
-            ({ headers, problem }) => refused(problem, headers)
+            ({ headers, problem }): KeyRefused => ({ _tag: "KeyRefused", problem, headers })
           )
           const forwarded = yield* Effect.gen(function*() {
             const body = yield* readRequestBody(request, maxBodyBytes)
             // A large body of many messages is refused on a scan of its bytes, before it is parsed.
             const crowded = route.scan !== undefined && body.length > scanBodiesOver ? route.scan(body) : undefined
-            if (crowded !== undefined) return yield* Effect.fail(refused(crowded))
+            if (crowded !== undefined) return yield* Effect.fail(crowded)
             // As the framework reads it: an empty body is null (then refused by the payload's schema).
             const json = body.length === 0 ? null : parseJson(body.toString("utf8"))
             if (json === undefined) return yield* Effect.fail(refused(malformedBody))
             const bound = route.bound?.(json)
-            if (bound !== undefined) return yield* Effect.fail(refused(bound))
-            return yield* route.serve(principal, region, json, requestId, request.headers).pipe(
-              Effect.catchTag("ForwardFailure", ({ admitted, headers, problem }) => Effect.fail(refused(problem, headers, admitted === true)))
-            )
+            if (bound !== undefined) return yield* Effect.fail(bound)
+            return yield* route.serve(principal, region, json, requestId, request.headers)
           }).pipe(
             // A refused request spends a request of the workspace's budget like any other: refusals
             // cost work too, and a workspace over its limit is told so (429) rather than validated.
-            Effect.catchTag("Refusal", (refusal) =>
-              refusal.admitted
+            Effect.catchAll((refusal) =>
+              wasAdmitted(refusal)
                 ? Effect.fail(refusal)
-                : rateLimits.admit({ principal, family: route.family, tokens: 0, format: route.format }).pipe(
-                  Effect.matchEffect({
-                    onFailure: ({ headers, problem }) => Effect.fail(refused(problem, headers, true)),
-                    onSuccess: () => Effect.fail(refusal)
-                  })
+                : rateLimits.admit({ principal, family: route.family, tokens: 0 }).pipe(
+                  Effect.flatMap(() => Effect.fail(refusal))
                 ))
           )
           if (forwarded._tag === "Json") {
@@ -235,7 +222,12 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
           yield* writeStream(response, forwarded, idHeaders)
           return 200
         }).pipe(
-          Effect.catchTag("Refusal", ({ headers, problem }) => Effect.sync(() => answerProblem(problem, headers))),
+          Effect.catchAll((failure) =>
+            Effect.sync(() => {
+              const { headers, problem } = failure._tag === "KeyRefused" ? failure : renderRefusal(route.provider, failure)
+              return answerProblem(problem, headers)
+            })
+          ),
           // A defect is not the caller's fault: logged, and answered with 500 if nothing was sent yet.
           Effect.catchAllDefect((defect) =>
             Effect.zipRight(

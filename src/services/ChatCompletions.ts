@@ -1,15 +1,17 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Either, Layer } from "effect"
 import type { ChatCompletionRequest } from "../api/schemas/chatCompletions"
 import { exceededOutputLimit, isKnownModel, isReasoningModel, tokenizerFor } from "../domain/models"
 import { defaultOutputReservation } from "../domain/rateLimits"
 import { chatCompletionsProtocol } from "../domain/protocols/providerA"
-import { messageCountProblem } from "../domain/requestBounds"
+import { ModelNotFound, OutputLimitExceeded, type Refusal } from "../domain/refusals"
+import { tooManyMessages } from "../domain/requestBounds"
 import type { SseEvent } from "../domain/sse"
 import type { Principal } from "../domain/principal"
-import { type Forwarded, ForwardFailure, Forwarder } from "./Forwarder"
+import { providerA } from "../providers/providerA/dialect"
+import { type Forwarded, Forwarder } from "./Forwarder"
 import { countTokens } from "./tokenCounting"
 import { Tokenizer } from "./Tokenizer"
-import { regionsOf } from "./Upstreams"
+import { Upstreams } from "./Upstreams"
 
 /**
  * Fields the spec lists as unsupported. They never fail a request and are never forwarded as
@@ -63,13 +65,6 @@ export const withoutNullUsage = (data: string): string => {
   return before === -1 ? data : data.slice(0, before) + data.slice(before + nullUsage.length + 1)
 }
 
-export const notFound = (param: "region" | "model", message: string, code: string) =>
-  new ForwardFailure({ problem: { status: 404, code, message, param }, headers: {} })
-
-/** A 400 for a field the schema accepts but the model does not (its value is out of the model's range). */
-export const invalidValue = (param: string, message: string) =>
-  new ForwardFailure({ problem: { status: 400, code: "invalid_value", message, param }, headers: {} })
-
 /** About four characters a token: what a stream cut before its usage chunk is billed for its prompt. */
 export const estimateTokens = (value: unknown): number => Math.ceil(JSON.stringify(value ?? "").length / 4)
 
@@ -94,12 +89,13 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
     region: string,
     request: ChatCompletionRequest,
     requestId: string | undefined
-  ) => Effect.Effect<Forwarded, ForwardFailure>
+  ) => Effect.Effect<Forwarded, Refusal>
 }>() {
   static readonly layer = Layer.effect(
     ChatCompletions,
     Effect.gen(function*() {
       const forwarder = yield* Forwarder
+      const upstreams = yield* Upstreams
       const tokenizer = yield* Tokenizer
       /** Prompt tokens with the model family's real encoding; models outside the catalog are estimated. */
       const countPrompt = (request: ChatCompletionRequest) => {
@@ -109,37 +105,30 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
       }
       return {
       create: (principal, region, request, requestId) => {
-        if (!regionsOf.provider_a.includes(region)) {
-          return Effect.fail(notFound("region", `Region '${region}' does not exist. Use eu or us.`, "region_not_found"))
-        }
+        const target = upstreams.resolve(providerA, region)
+        if (Either.isLeft(target)) return Effect.fail(target.left)
         if (!isKnownModel("provider_a", "chat_completions", request.model, principal.workspace.settings.byokModels)) {
-          return Effect.fail(
-            notFound("model", `The model '${request.model}' does not exist or you do not have access to it.`, "model_not_found")
-          )
+          return Effect.fail(new ModelNotFound({ model: request.model }))
         }
         // A 400 naming the field, as the provider answers; as a reservation it would be a misleading 429.
         const over = exceededOutputLimit("provider_a", "chat_completions", request.model, {
           max_completion_tokens: request.max_completion_tokens,
           max_tokens: request.max_tokens
         })
-        if (over !== undefined) {
-          return Effect.fail(invalidValue(
-            over.field,
-            `${over.field} is too large: ${over.requested}. This model supports at most ${over.limit} completion tokens, whereas you provided ${over.requested}.`
-          ))
-        }
+        if (over !== undefined) return Effect.fail(new OutputLimitExceeded({ ...over, model: request.model }))
         // Also checked by the forwarding lane on the raw body, before decoding: same answer either way.
-        const crowded = messageCountProblem("provider_a", "chat_completions", request)
-        if (crowded !== undefined) return Effect.fail(new ForwardFailure({ problem: crowded, headers: {} }))
+        const crowded = tooManyMessages("provider_a", "chat_completions", request)
+        if (crowded !== undefined) return Effect.fail(crowded)
         const stream = request.stream === true
         return Effect.flatMap(countPrompt(request), (promptTokens) => forwarder.forward({
           principal,
           family: "chat_completions",
           reservedTokens: promptTokens + outputReservation(request),
           protocol: chatCompletionsProtocol,
-          provider: "provider_a",
+          provider: providerA,
           endpoint: "chat_completions",
           region,
+          target: target.right,
           model: request.model,
           path: "/v1/chat/completions",
           body: upstreamChatBody(request),

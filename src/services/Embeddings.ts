@@ -2,18 +2,16 @@ import { Context, Effect, Layer } from "effect"
 import type { EmbeddingRequest } from "../api/schemas/embeddings"
 import { embeddingsProtocol } from "../domain/protocols/providerA"
 import type { Principal } from "../domain/principal"
-import { notFound } from "./ChatCompletions"
-import { type Forwarded, ForwardFailure, Forwarder } from "./Forwarder"
+import { FieldNotSupported, InputTooLong, ModelNotSupported, type Refusal } from "../domain/refusals"
+import { providerA } from "../providers/providerA/dialect"
+import { type Forwarded, Forwarder } from "./Forwarder"
 import { countTokens } from "./tokenCounting"
 import { Tokenizer } from "./Tokenizer"
-import { regionsOf } from "./Upstreams"
+import { Upstreams } from "./Upstreams"
 
 /** The one embeddings model the spec supports, and its limit per input. */
 export const embeddingModel = "text-embedding-ada-002"
 export const maxTokensPerInput = 8192
-
-const invalid = (param: string, message: string, code = "invalid_value") =>
-  new ForwardFailure({ problem: { status: 400, code, message, param }, headers: {} })
 
 /** Each input as text or as tokens, with the param that names it (`input` for a single input). */
 const inputsOf = (input: EmbeddingRequest["input"]): ReadonlyArray<{ readonly param: string; readonly value: string | ReadonlyArray<number> }> => {
@@ -28,28 +26,23 @@ export class Embeddings extends Context.Tag("Embeddings")<Embeddings, {
     region: string,
     request: EmbeddingRequest,
     requestId: string | undefined
-  ) => Effect.Effect<Forwarded, ForwardFailure>
+  ) => Effect.Effect<Forwarded, Refusal>
 }>() {
   static readonly layer = Layer.effect(
     Embeddings,
     Effect.gen(function*() {
       const forwarder = yield* Forwarder
       const tokenizer = yield* Tokenizer
+      const upstreams = yield* Upstreams
       return {
         create: (principal, region, request, requestId) =>
           Effect.gen(function*() {
-            if (!regionsOf.provider_a.includes(region)) {
-              return yield* Effect.fail(notFound("region", `Region '${region}' does not exist. Use eu or us.`, "region_not_found"))
-            }
+            const target = yield* upstreams.resolve(providerA, region)
             if (request.model !== embeddingModel) {
-              return yield* Effect.fail(
-                notFound("model", `The model '${request.model}' is not supported for embeddings: use ${embeddingModel}.`, "model_not_found")
-              )
+              return yield* Effect.fail(new ModelNotSupported({ model: request.model, supported: embeddingModel }))
             }
             if (request.dimensions !== undefined) {
-              return yield* Effect.fail(
-                invalid("dimensions", `${embeddingModel} does not support 'dimensions'; only text-embedding-3 and later models do.`)
-              )
+              return yield* Effect.fail(new FieldNotSupported({ field: "dimensions", model: embeddingModel }))
             }
             // Each input within the model's limit, counted with the model's own encoding.
             let total = 0
@@ -57,9 +50,7 @@ export class Embeddings extends Context.Tag("Embeddings")<Embeddings, {
               // Long inputs are counted in slices (the event loop served between them), and only up to the limit.
               const tokens = typeof value === "string" ? yield* countTokens(tokenizer, "cl100k_base", value, maxTokensPerInput) : value.length
               if (tokens > maxTokensPerInput) {
-                return yield* Effect.fail(
-                  invalid(param, `${param} has more than ${maxTokensPerInput} tokens (at least ${tokens}); the maximum per input is ${maxTokensPerInput}.`, "context_length_exceeded")
-                )
+                return yield* Effect.fail(new InputTooLong({ param, tokens, limit: maxTokensPerInput }))
               }
               total += tokens
             }
@@ -68,9 +59,10 @@ export class Embeddings extends Context.Tag("Embeddings")<Embeddings, {
               family: "embeddings",
               reservedTokens: total,
               protocol: embeddingsProtocol,
-              provider: "provider_a",
+              provider: providerA,
               endpoint: "embeddings",
               region,
+              target,
               model: request.model,
               path: "/v1/embeddings",
               body: request,

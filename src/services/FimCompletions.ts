@@ -1,19 +1,17 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Either, Layer } from "effect"
 import type { FimCompletionRequest } from "../api/schemas/fim"
 import { DEFAULT_FIM_MODEL, findModel } from "../domain/models"
 import { fimProtocol, withFinishReason } from "../domain/protocols/providerC"
 import { defaultOutputReservation } from "../domain/rateLimits"
 import type { Principal } from "../domain/principal"
-import { notFound } from "./ChatCompletions"
-import { type Forwarded, ForwardFailure, Forwarder } from "./Forwarder"
-import { regionsOf } from "./Upstreams"
+import { ContextTooLong, ModelNotSupported, type Refusal } from "../domain/refusals"
+import { providerC } from "../providers/providerC/dialect"
+import { type Forwarded, Forwarder } from "./Forwarder"
+import { Upstreams } from "./Upstreams"
 
 /** The one model the FIM endpoint serves (the spec: "only codemodel-2501 is compatible"), and its context length. */
 const fimModel = findModel("provider_c", "fim", DEFAULT_FIM_MODEL)
 export const fimContextLength = fimModel?.contextLength ?? 256_000
-
-const invalid = (param: string, message: string, code: string) =>
-  new ForwardFailure({ problem: { status: 400, code, message, param }, headers: {} })
 
 /**
  * Tokens the model reads, prompt and suffix, estimated at about four characters a token: no
@@ -24,20 +22,12 @@ export const estimatePromptTokens = (request: FimCompletionRequest): number =>
   Math.ceil((request.prompt.length + request.suffix.length) / 4)
 
 /** The request within the model's context: prompt tokens plus max_tokens, naming the field to change. */
-const checkContext = (request: FimCompletionRequest, promptTokens: number): ForwardFailure | undefined => {
+const checkContext = (request: FimCompletionRequest, promptTokens: number): ContextTooLong | undefined => {
   if (request.max_tokens !== undefined && promptTokens + request.max_tokens > fimContextLength) {
-    return invalid(
-      "max_tokens",
-      `max_tokens ${request.max_tokens} plus the prompt's ${promptTokens} tokens (prompt and suffix, estimated at four characters a token) exceeds the model's context length of ${fimContextLength} tokens: lower max_tokens or shorten the prompt.`,
-      "context_length_exceeded"
-    )
+    return new ContextTooLong({ field: "max_tokens", promptTokens, maxTokens: request.max_tokens, contextLength: fimContextLength })
   }
   if (promptTokens > fimContextLength) {
-    return invalid(
-      "prompt",
-      `The prompt and suffix have about ${promptTokens} tokens (estimated at four characters a token), more than the model's context length of ${fimContextLength} tokens.`,
-      "context_length_exceeded"
-    )
+    return new ContextTooLong({ field: "prompt", promptTokens, contextLength: fimContextLength })
   }
   return undefined
 }
@@ -48,19 +38,16 @@ export class FimCompletions extends Context.Tag("FimCompletions")<FimCompletions
     region: string,
     request: FimCompletionRequest,
     requestId: string | undefined
-  ) => Effect.Effect<Forwarded, ForwardFailure>
+  ) => Effect.Effect<Forwarded, Refusal>
 }>() {
   static readonly layer = Layer.effect(
     FimCompletions,
-    Effect.map(Forwarder, (forwarder) => ({
+    Effect.map(Effect.all([Forwarder, Upstreams]), ([forwarder, upstreams]) => ({
       create: (principal, region, request, requestId) => {
-        if (!regionsOf.provider_c.includes(region)) {
-          return Effect.fail(notFound("region", `Region '${region}' does not exist. FIM completion is served in eu only.`, "region_not_found"))
-        }
+        const target = upstreams.resolve(providerC, region)
+        if (Either.isLeft(target)) return Effect.fail(target.left)
         if (request.model !== DEFAULT_FIM_MODEL) {
-          return Effect.fail(
-            invalid("model", `Invalid model: ${request.model}. FIM completion supports ${DEFAULT_FIM_MODEL} only.`, "invalid_model")
-          )
+          return Effect.fail(new ModelNotSupported({ model: request.model, supported: DEFAULT_FIM_MODEL }))
         }
         const promptTokens = estimatePromptTokens(request)
         const tooLong = checkContext(request, promptTokens)
@@ -71,9 +58,10 @@ export class FimCompletions extends Context.Tag("FimCompletions")<FimCompletions
           family: "fim",
           reservedTokens: promptTokens + (request.max_tokens ?? defaultOutputReservation.fim),
           protocol: fimProtocol,
-          provider: "provider_c",
+          provider: providerC,
           endpoint: "fim_completions",
           region,
+          target: target.right,
           model: request.model,
           path: "/v1/fim/completions",
           body: request,

@@ -1,14 +1,15 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Either, Layer } from "effect"
 import type { MessagesRequest } from "../api/schemas/messages"
 import { AppConfig } from "../config"
 import { exceededOutputLimit, isKnownModel } from "../domain/models"
 import { isRecord } from "../domain/protocols/protocol"
 import { messagesProtocol } from "../domain/protocols/providerB"
-import { messageCountProblem } from "../domain/requestBounds"
+import { InvalidBetaHeader, ModelNotFound, OutputLimitExceeded, type Refusal } from "../domain/refusals"
+import { tooManyMessages } from "../domain/requestBounds"
 import type { Principal } from "../domain/principal"
-import { invalidValue, notFound } from "./ChatCompletions"
-import { type Forwarded, ForwardFailure, Forwarder } from "./Forwarder"
-import { regionsOf } from "./Upstreams"
+import { providerB } from "../providers/providerB/dialect"
+import { type Forwarded, Forwarder } from "./Forwarder"
+import { Upstreams } from "./Upstreams"
 
 /** What the provider bills for one image of about a megapixel; base64 data says little about it. */
 export const tokensPerMediaBlock = 1_600
@@ -33,15 +34,7 @@ export const estimateInputTokens = (request: MessagesRequest): number => {
 /** The protocol's beta header: a comma-separated list of feature names. */
 const betaFeatures = /^[A-Za-z0-9._-]+(\s*,\s*[A-Za-z0-9._-]+)*$/
 
-const invalidBeta = new ForwardFailure({
-  problem: {
-    status: 400,
-    code: "invalid_request_error",
-    message: "anthropic-beta: expected a comma-separated list of beta feature names.",
-    param: "anthropic-beta"
-  },
-  headers: {}
-})
+const invalidBeta = new InvalidBetaHeader({ header: "anthropic-beta" })
 
 export class Messages extends Context.Tag("Messages")<Messages, {
   /**
@@ -54,12 +47,13 @@ export class Messages extends Context.Tag("Messages")<Messages, {
     request: MessagesRequest,
     requestId: string | undefined,
     beta?: string | undefined
-  ) => Effect.Effect<Forwarded, ForwardFailure>
+  ) => Effect.Effect<Forwarded, Refusal>
 }>() {
   static readonly layer = Layer.effect(
     Messages,
     Effect.gen(function*() {
       const forwarder = yield* Forwarder
+      const upstreams = yield* Upstreams
       // The upstream gets the version this service speaks; the caller's version header is never forwarded.
       const versionHeader = { "anthropic-version": (yield* AppConfig).upstreamMessagesVersion }
       return {
@@ -68,32 +62,27 @@ export class Messages extends Context.Tag("Messages")<Messages, {
           if (trimmedBeta !== undefined && trimmedBeta !== "" && (trimmedBeta.length > 1_000 || !betaFeatures.test(trimmedBeta))) {
             return Effect.fail(invalidBeta)
           }
-          if (!regionsOf.provider_b.includes(region)) {
-            return Effect.fail(notFound("region", `Region '${region}' does not exist. Use eu or us.`, "region_not_found"))
-          }
+          const target = upstreams.resolve(providerB, region)
+          if (Either.isLeft(target)) return Effect.fail(target.left)
           if (!isKnownModel("provider_b", "messages", request.model, principal.workspace.settings.byokModels)) {
-            return Effect.fail(notFound("model", `model: ${request.model} does not exist or you do not have access to it.`, "model_not_found"))
+            return Effect.fail(new ModelNotFound({ model: request.model }))
           }
           // Refused here, not by the rate limits: a reservation beyond what the model can write would be a 429.
           const over = exceededOutputLimit("provider_b", "messages", request.model, { max_tokens: request.max_tokens })
-          if (over !== undefined) {
-            return Effect.fail(invalidValue(
-              over.field,
-              `max_tokens: ${over.requested} > ${over.limit}, which is the maximum allowed number of output tokens for ${request.model}.`
-            ))
-          }
+          if (over !== undefined) return Effect.fail(new OutputLimitExceeded({ ...over, model: request.model }))
           // Also checked by the forwarding lane on the raw body, before decoding: same answer either way.
-          const crowded = messageCountProblem("provider_b", "messages", request)
-          if (crowded !== undefined) return Effect.fail(new ForwardFailure({ problem: crowded, headers: {} }))
+          const crowded = tooManyMessages("provider_b", "messages", request)
+          if (crowded !== undefined) return Effect.fail(crowded)
           const inputTokens = estimateInputTokens(request)
           return forwarder.forward({
             principal,
             family: "messages",
             reservedTokens: inputTokens + request.max_tokens,
             protocol: messagesProtocol,
-            provider: "provider_b",
+            provider: providerB,
             endpoint: "messages",
             region,
+            target: target.right,
             model: request.model,
             path: "/v1/messages",
             body: request,

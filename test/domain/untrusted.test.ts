@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { boundedRetryHints, makeScrubber, scrubProblem } from "../../src/domain/protocols/untrusted"
-import { retryHeaders } from "../../src/services/RateLimits"
+import { retryHeaders } from "../../src/providers/rateLimitHeaders"
 
 describe("upstream words and numbers as untrusted input", () => {
   const scrub = makeScrubber(["sk-configured-upstream-key-1234"], ["upstream.internal:8443", "upstream.internal"])

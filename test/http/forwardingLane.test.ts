@@ -39,7 +39,7 @@ const laneLayer = ForwardingLane.layer.pipe(
   Layer.provide(Layer.succeed(Messages, unused)),
   Layer.provide(Layer.succeed(FimCompletions, unused)),
   Layer.provide(CredentialThrottle.layer),
-  Layer.provide(Layer.succeed(RateLimits, { admit: () => Effect.succeed({ headers: {}, settle: () => Effect.void }) })),
+  Layer.provide(Layer.succeed(RateLimits, { admit: () => Effect.succeed({ readings: undefined, settle: () => Effect.void }) })),
   Layer.provide(AppConfig.layer),
   Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["DATA_DIR", "/tmp/lane-unit"]]))))
 )
