@@ -1,5 +1,5 @@
 import { resetDuration } from "../domain/rateLimits"
-import { maxRetryAfterMs } from "../domain/protocols/untrusted"
+import { maxRetryAfterMs } from "./untrusted"
 import type { LimitReading, LimitReadings } from "../domain/refusals"
 
 const remaining = (reading: LimitReading) => String(Math.max(0, Math.floor(reading.remaining)))

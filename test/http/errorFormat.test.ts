@@ -2,9 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import { adminErrorSchema } from "../../src/api/errors/adminError"
 import { exportErrorSchema } from "../../src/api/errors/exportError"
-import { providerAErrorSchema } from "../../src/api/errors/providerAError"
-import { providerBErrorSchema } from "../../src/api/errors/providerBError"
-import { providerCErrorSchema } from "../../src/api/errors/providerCError"
+import { providerAErrorSchema } from "../../src/providers/providerA/error"
+import { providerBErrorSchema } from "../../src/providers/providerB/error"
+import { providerCErrorSchema } from "../../src/providers/providerC/error"
 import { type ErrorFormat, errorFormatOf, type Problem, problemAs, wireError } from "../../src/http/errorFormat"
 
 describe("the error format of a path", () => {

@@ -1,6 +1,6 @@
 import { Redacted } from "effect"
 import type { Problem } from "../../domain/problem"
-import { providerAErrorBody, providerAErrorType } from "../../domain/protocols/providerA"
+import { providerAErrorBody, providerAErrorType } from "./protocol"
 import type { RequestRefusal } from "../../domain/refusals"
 import type { ProviderDialect } from "../provider"
 import { xRateLimitHeaders } from "../rateLimitHeaders"

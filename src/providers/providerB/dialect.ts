@@ -1,6 +1,6 @@
 import { Redacted } from "effect"
 import type { Problem } from "../../domain/problem"
-import { providerBErrorBody, providerBErrorType } from "../../domain/protocols/providerB"
+import { providerBErrorType } from "./protocol"
 import type { RequestRefusal } from "../../domain/refusals"
 import type { ProviderDialect } from "../provider"
 import { anthropicRateLimitHeaders } from "../rateLimitHeaders"
@@ -30,13 +30,20 @@ const word = (refusal: RequestRefusal): Problem | undefined => {
   }
 }
 
+/** Its clients show no param: a problem about a field names it in the message (`messages[1].role: …`). */
+const namingField = (p: Problem): string =>
+  p.param === undefined || p.message.toLowerCase().includes(p.param.toLowerCase()) ? p.message : `${p.param}: ${p.message}`
+
+/** `{ type: "error", error: { type, message } }`, its type following the status. */
+const errorBody = (p: Problem) => ({ type: "error" as const, error: { type: providerBErrorType(p.status), message: namingField(p) } })
+
 /** provider_b: messages, in the messages wire format; its clients may send the key as x-api-key. */
 export const providerB = {
   id: "provider_b",
   regions: ["eu", "us"],
   keyHeaders: { xApiKey: true },
   errorType: providerBErrorType,
-  errorBody: providerBErrorBody,
+  errorBody,
   rateLimitHeaders: anthropicRateLimitHeaders,
   upstreamAuth: (key) => ({ "x-api-key": Redacted.value(key) }),
   word

@@ -1,6 +1,6 @@
-import type { Problem } from "../problem"
-import type { SseEvent } from "../sse"
-import { isRecord, numberAt, parseJson, type Protocol, type StreamTally } from "./protocol"
+import type { Problem } from "../../domain/problem"
+import type { SseEvent } from "../../domain/sse"
+import { isRecord, numberAt, parseJson, type Protocol, type StreamTally } from "../protocol"
 
 /** The messages protocol's error type of each status, as its client library expects (`err.type`). */
 export const providerBErrorType = (status: number): string => {

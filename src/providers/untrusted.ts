@@ -1,6 +1,6 @@
 // What an upstream says is untrusted input: its words are scrubbed before a client sees them, and its
 // numbers are bounded before the service acts on them.
-import type { Problem } from "../problem"
+import type { Problem } from "../domain/problem"
 
 /** Longest upstream message relayed; the rest is cut (an error message is a sentence, not a payload). */
 const maxMessageChars = 1_000

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { boundedRetryHints, makeScrubber, scrubProblem } from "../../src/domain/protocols/untrusted"
+import { boundedRetryHints, makeScrubber, scrubProblem } from "../../src/providers/untrusted"
 import { retryHeaders } from "../../src/providers/rateLimitHeaders"
 
 describe("upstream words and numbers as untrusted input", () => {

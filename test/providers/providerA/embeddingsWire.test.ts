@@ -5,9 +5,9 @@ import {
   CreateEmbeddingResponse,
   EmbeddingRequest,
   MAX_EMBEDDING_INPUTS
-} from "../../../src/api/schemas/embeddings"
-import { captureRequest } from "./captureServer"
-import { type BadCase, decodeOrFail, issueOf, without } from "./decodeHelpers"
+} from "../../../src/providers/providerA/embeddingsWire"
+import { captureRequest } from "../../api/schemas/captureServer"
+import { type BadCase, decodeOrFail, issueOf, without } from "../../api/schemas/decodeHelpers"
 
 const minimal = { model: "text-embedding-ada-002", input: "The food was delicious." }
 const withField = (field: string, value: unknown) => ({ ...minimal, [field]: value })

@@ -6,9 +6,9 @@
  * model (only text-embedding-ada-002, which also refuses `dimensions`).
  */
 import { Schema } from "effect"
-import { describeValue, integerAtLeast, nonEmptyString, oneOf, optionalParam, string } from "./common"
+import { describeValue, integerAtLeast, nonEmptyString, oneOf, optionalParam, string } from "../../api/schemas/common"
 
-export { ProviderAErrorBody } from "./chatCompletions"
+export { ProviderAErrorBody } from "./chatCompletionsWire"
 
 /** The provider's limit on the number of inputs in one request. */
 export const MAX_EMBEDDING_INPUTS = 2048

@@ -6,9 +6,9 @@ import {
   ChatCompletionChunk,
   ChatCompletionRequest,
   ProviderAErrorBody
-} from "../../../src/api/schemas/chatCompletions"
-import { captureRequest, dataOnlySse } from "./captureServer"
-import { type BadCase, decodeOrFail, issueOf, without } from "./decodeHelpers"
+} from "../../../src/providers/providerA/chatCompletionsWire"
+import { captureRequest, dataOnlySse } from "../../api/schemas/captureServer"
+import { type BadCase, decodeOrFail, issueOf, without } from "../../api/schemas/decodeHelpers"
 
 const minimal = { model: "chatgen-4o", messages: [{ role: "user", content: "Hello" }] }
 const withField = (field: string, value: unknown) => ({ ...minimal, [field]: value })

@@ -1,5 +1,5 @@
-import type { SseEvent } from "../sse"
-import type { ErrorFormat, Problem } from "../problem"
+import type { SseEvent } from "../domain/sse"
+import type { ErrorFormat, Problem } from "../domain/problem"
 
 /** What a stream told so far about tokens: exact once the upstream reports usage, estimated until then. */
 export interface StreamTally {

@@ -18,7 +18,7 @@ import {
   oneOf,
   optionalParam,
   string
-} from "./common"
+} from "../../api/schemas/common"
 
 /** Members not named by a schema are kept as they are (forwarded to the provider). */
 const OtherMembers = Schema.Record({ key: Schema.String, value: Schema.Unknown })

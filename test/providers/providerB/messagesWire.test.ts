@@ -6,9 +6,9 @@ import {
   MessagesRequest,
   MessageStreamEvent,
   ProviderBErrorBody
-} from "../../../src/api/schemas/messages"
-import { captureRequest, namedEventSse } from "./captureServer"
-import { type BadCase, decodeOrFail, issueOf, without } from "./decodeHelpers"
+} from "../../../src/providers/providerB/messagesWire"
+import { captureRequest, namedEventSse } from "../../api/schemas/captureServer"
+import { type BadCase, decodeOrFail, issueOf, without } from "../../api/schemas/decodeHelpers"
 
 const minimal = {
   model: "assistantmodel-sonnet-4-5-20250929",

@@ -7,9 +7,9 @@ import {
   FimCompletionRequest,
   FimCompletionResponse,
   ProviderCErrorBody
-} from "../../../src/api/schemas/fim"
-import { captureRequest, dataOnlySse } from "./captureServer"
-import { type BadCase, decodeOrFail, issueOf, without } from "./decodeHelpers"
+} from "../../../src/providers/providerC/fimWire"
+import { captureRequest, dataOnlySse } from "../../api/schemas/captureServer"
+import { type BadCase, decodeOrFail, issueOf, without } from "../../api/schemas/decodeHelpers"
 
 const minimal = { model: "codemodel-2501", prompt: "def add(a, b):" }
 const withField = (field: string, value: unknown) => ({ ...minimal, [field]: value })

@@ -1,6 +1,6 @@
-import type { Problem } from "../problem"
-import type { SseEvent } from "../sse"
-import { isRecord, numberAt, parseJson, type Protocol, type StreamTally, trailingUsage } from "./protocol"
+import type { Problem } from "../../domain/problem"
+import type { SseEvent } from "../../domain/sse"
+import { isRecord, numberAt, parseJson, type Protocol, type StreamTally, trailingUsage } from "../protocol"
 
 /** The chat-completions error type of each status, as the client library exposes it (`err.type`). */
 export const providerAErrorType = (status: number): string =>

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { billedOutputTokens, emptyTally, trailingUsage } from "../../src/domain/protocols/protocol"
-import { embeddingsProtocol } from "../../src/domain/protocols/providerA"
-import { messagesProtocol, providerBErrorType } from "../../src/domain/protocols/providerB"
-import { fimProtocol, withFinishReason } from "../../src/domain/protocols/providerC"
+import { billedOutputTokens, emptyTally, trailingUsage } from "../../src/providers/protocol"
+import { embeddingsProtocol } from "../../src/providers/providerA/protocol"
+import { messagesProtocol, providerBErrorType } from "../../src/providers/providerB/protocol"
+import { fimProtocol, withFinishReason } from "../../src/providers/providerC/protocol"
 import { namedEvent } from "../../src/domain/sse"
 
 /** A named event as the SSE decoder yields it. */

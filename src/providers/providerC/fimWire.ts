@@ -16,7 +16,7 @@ import {
   optionalParam,
   string,
   stringOrStrings
-} from "./common"
+} from "../../api/schemas/common"
 
 export const FimCompletionRequest = Schema.Struct({
   model: Schema.optionalWith(nonEmptyString("model"), {

@@ -1,7 +1,7 @@
-import type { Problem } from "../problem"
-import type { SseEvent } from "../sse"
-import { providerAErrorType } from "./providerA"
-import { isRecord, numberAt, parseJson, type Protocol, type StreamTally } from "./protocol"
+import type { Problem } from "../../domain/problem"
+import type { SseEvent } from "../../domain/sse"
+import { providerAErrorType } from "../providerA/protocol"
+import { isRecord, numberAt, parseJson, type Protocol, type StreamTally } from "../protocol"
 
 /**
  * `{ object: "error", message, type, param, code }`: the error body of the FIM protocol, and the

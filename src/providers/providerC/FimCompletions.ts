@@ -1,13 +1,13 @@
 import { Context, Effect, Either, Layer } from "effect"
-import type { FimCompletionRequest } from "../api/schemas/fim"
-import { DEFAULT_FIM_MODEL, findModel } from "../domain/models"
-import { fimProtocol, withFinishReason } from "../domain/protocols/providerC"
-import { defaultOutputReservation } from "../domain/rateLimits"
-import type { Principal } from "../domain/principal"
-import { ContextTooLong, ModelNotSupported, type Refusal } from "../domain/refusals"
-import { providerC } from "../providers/providerC/dialect"
-import { type Forwarded, Forwarder } from "./Forwarder"
-import { Upstreams } from "./Upstreams"
+import type { FimCompletionRequest } from "./fimWire"
+import { DEFAULT_FIM_MODEL, findModel } from "../../domain/models"
+import { fimProtocol, withFinishReason } from "./protocol"
+import { defaultOutputReservation } from "../../domain/rateLimits"
+import type { Principal } from "../../domain/principal"
+import { ContextTooLong, ModelNotSupported, type Refusal } from "../../domain/refusals"
+import { providerC } from "./dialect"
+import { type Forwarded, Forwarder } from "../../services/Forwarder"
+import { Upstreams } from "../../services/Upstreams"
 
 /** The one model the FIM endpoint serves (the spec: "only codemodel-2501 is compatible"), and its context length. */
 const fimModel = findModel("provider_c", "fim", DEFAULT_FIM_MODEL)
