@@ -1,5 +1,5 @@
 import type { SseEvent } from "../domain/sse"
-import type { ErrorFormat, Problem } from "../domain/problem"
+import type { Problem } from "../domain/problem"
 
 /** What a stream told so far about tokens: exact once the upstream reports usage, estimated until then. */
 export interface StreamTally {
@@ -32,7 +32,6 @@ export const billedOutputTokens = (tally: StreamTally): number =>
  * answers, how its upstream errors look, and how it reports an error inside a stream.
  */
 export interface Protocol {
-  readonly format: ErrorFormat
   /** Input and output tokens of a complete JSON answer; None when the body is not a valid answer. */
   readonly usageOfBody: (body: unknown) => { readonly inputTokens: number; readonly outputTokens: number } | undefined
   /**

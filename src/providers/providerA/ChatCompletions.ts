@@ -9,6 +9,7 @@ import type { SseEvent } from "../../domain/sse"
 import type { Principal } from "../../domain/principal"
 import { providerA } from "./dialect"
 import { type Forwarded, Forwarder } from "../../services/Forwarder"
+import { chatCompletions } from "./endpoints"
 import { countTokens } from "../../services/tokenCounting"
 import { Tokenizer } from "../../services/Tokenizer"
 import { Upstreams } from "../../services/Upstreams"
@@ -122,15 +123,15 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
         const stream = request.stream === true
         return Effect.flatMap(countPrompt(request), (promptTokens) => forwarder.forward({
           principal,
-          family: "chat_completions",
+          family: chatCompletions.family,
           reservedTokens: promptTokens + outputReservation(request),
           protocol: chatCompletionsProtocol,
           provider: providerA,
-          endpoint: "chat_completions",
+          endpoint: chatCompletions.record,
           region,
           target: target.right,
           model: request.model,
-          path: "/v1/chat/completions",
+          path: chatCompletions.path,
           body: upstreamChatBody(request),
           stream,
           estimatedInputTokens: promptTokens,

@@ -5,6 +5,7 @@ import type { Principal } from "../../domain/principal"
 import { FieldNotSupported, InputTooLong, ModelNotSupported, type Refusal } from "../../domain/refusals"
 import { providerA } from "./dialect"
 import { type Forwarded, Forwarder } from "../../services/Forwarder"
+import { embeddings } from "./endpoints"
 import { countTokens } from "../../services/tokenCounting"
 import { Tokenizer } from "../../services/Tokenizer"
 import { Upstreams } from "../../services/Upstreams"
@@ -56,15 +57,15 @@ export class Embeddings extends Context.Tag("Embeddings")<Embeddings, {
             }
             return yield* forwarder.forward({
               principal,
-              family: "embeddings",
+              family: embeddings.family,
               reservedTokens: total,
               protocol: embeddingsProtocol,
               provider: providerA,
-              endpoint: "embeddings",
+              endpoint: embeddings.record,
               region,
               target,
               model: request.model,
-              path: "/v1/embeddings",
+              path: embeddings.path,
               body: request,
               stream: false,
               estimatedInputTokens: total,

@@ -75,7 +75,6 @@ const observe = (event: SseEvent, tally: StreamTally): boolean => {
 
 /** Chat completions: JSON answers carry `choices` and `usage`; streams are data-only chunks ending with [DONE]. */
 export const chatCompletionsProtocol: Protocol = {
-  format: "provider_a",
   usageOfBody: (body) => (isRecord(body) && Array.isArray(body.choices) ? usageOf(body.usage) ?? { inputTokens: 0, outputTokens: 0 } : undefined),
   observe,
   upstreamProblem,
@@ -84,7 +83,6 @@ export const chatCompletionsProtocol: Protocol = {
 
 /** Embeddings: JSON only; usage has prompt tokens alone. */
 export const embeddingsProtocol: Protocol = {
-  format: "provider_a",
   usageOfBody: (body) =>
     isRecord(body) && Array.isArray(body.data)
       ? { inputTokens: isRecord(body.usage) ? numberAt(body.usage, "prompt_tokens") : 0, outputTokens: 0 }

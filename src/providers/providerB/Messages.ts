@@ -9,6 +9,7 @@ import { tooManyMessages } from "../../domain/requestBounds"
 import type { Principal } from "../../domain/principal"
 import { providerB } from "./dialect"
 import { type Forwarded, Forwarder } from "../../services/Forwarder"
+import { messages } from "./endpoints"
 import { Upstreams } from "../../services/Upstreams"
 
 /** What the provider bills for one image of about a megapixel; base64 data says little about it. */
@@ -76,15 +77,15 @@ export class Messages extends Context.Tag("Messages")<Messages, {
           const inputTokens = estimateInputTokens(request)
           return forwarder.forward({
             principal,
-            family: "messages",
+            family: messages.family,
             reservedTokens: inputTokens + request.max_tokens,
             protocol: messagesProtocol,
             provider: providerB,
-            endpoint: "messages",
+            endpoint: messages.record,
             region,
             target: target.right,
             model: request.model,
-            path: "/v1/messages",
+            path: messages.path,
             body: request,
             stream: request.stream === true,
             upstreamHeaders: trimmedBeta ? { ...versionHeader, "anthropic-beta": trimmedBeta } : versionHeader,

@@ -135,7 +135,6 @@ const observe = (event: SseEvent, tally: StreamTally): boolean => {
 
 /** Messages: JSON answers are Message objects; streams are named events message_start … message_stop. */
 export const messagesProtocol: Protocol = {
-  format: "provider_b",
   usageOfBody: (body) =>
     isRecord(body) && body.type === "message" && Array.isArray(body.content) && isRecord(body.usage)
       ? { inputTokens: inputTokensOf(body.usage), outputTokens: numberAt(body.usage, "output_tokens") }

@@ -7,6 +7,7 @@ import type { Principal } from "../../domain/principal"
 import { ContextTooLong, ModelNotSupported, type Refusal } from "../../domain/refusals"
 import { providerC } from "./dialect"
 import { type Forwarded, Forwarder } from "../../services/Forwarder"
+import { fimCompletions } from "./endpoints"
 import { Upstreams } from "../../services/Upstreams"
 
 /** The one model the FIM endpoint serves (the spec: "only codemodel-2501 is compatible"), and its context length. */
@@ -55,15 +56,15 @@ export class FimCompletions extends Context.Tag("FimCompletions")<FimCompletions
         const stream = request.stream
         return forwarder.forward({
           principal,
-          family: "fim",
+          family: fimCompletions.family,
           reservedTokens: promptTokens + (request.max_tokens ?? defaultOutputReservation.fim),
           protocol: fimProtocol,
           provider: providerC,
-          endpoint: "fim_completions",
+          endpoint: fimCompletions.record,
           region,
           target: target.right,
           model: request.model,
-          path: "/v1/fim/completions",
+          path: fimCompletions.path,
           body: request,
           stream,
           estimatedInputTokens: promptTokens,

@@ -111,7 +111,6 @@ export const withFinishReason = (event: SseEvent): SseEvent => {
 
 /** FIM completions: JSON answers shaped like chat completions; streams are data-only chunks ending with [DONE]. */
 export const fimProtocol: Protocol = {
-  format: "provider_c",
   usageOfBody: (body) => (isRecord(body) && isFimCompletion(body) ? usageOf(body.usage) : undefined),
   observe,
   upstreamProblem,

@@ -1,15 +1,15 @@
-import { AdminError, adminErrorWire } from "../api/errors/adminError"
-import { ExportError, exportErrorWire } from "../api/errors/exportError"
-import type { ErrorFormat, Problem } from "../domain/problem"
-import { providers } from "../providers/provider"
-import { ProviderAError } from "../providers/providerA/error"
-import { providerA } from "../providers/providerA/dialect"
-import { ProviderBError } from "../providers/providerB/error"
-import { providerB } from "../providers/providerB/dialect"
-import { ProviderCError } from "../providers/providerC/error"
-import { providerC } from "../providers/providerC/dialect"
+import { AdminError, adminErrorWire } from "./adminError"
+import { ExportError, exportErrorWire } from "./exportError"
+import type { ErrorFormat, Problem } from "../../domain/problem"
+import { providers } from "../../providers/provider"
+import { ProviderAError } from "../../providers/providerA/error"
+import { providerA } from "../../providers/providerA/dialect"
+import { ProviderBError } from "../../providers/providerB/error"
+import { providerB } from "../../providers/providerB/dialect"
+import { ProviderCError } from "../../providers/providerC/error"
+import { providerC } from "../../providers/providerC/dialect"
 
-export type { ErrorFormat, Problem } from "../domain/problem"
+export type { ErrorFormat, Problem } from "../../domain/problem"
 
 /** Which format a path (relative to BASE_PATH) answers in; unknown paths answer like the admin API. */
 export const errorFormatOf = (path: string): ErrorFormat => {

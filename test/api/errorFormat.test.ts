@@ -5,7 +5,7 @@ import { exportErrorSchema } from "../../src/api/errors/exportError"
 import { providerAErrorSchema } from "../../src/providers/providerA/error"
 import { providerBErrorSchema } from "../../src/providers/providerB/error"
 import { providerCErrorSchema } from "../../src/providers/providerC/error"
-import { type ErrorFormat, errorFormatOf, type Problem, problemAs, wireError } from "../../src/http/errorFormat"
+import { type ErrorFormat, errorFormatOf, type Problem, problemAs, wireError } from "../../src/api/errors/errorFormat"
 
 describe("the error format of a path", () => {
   it("follows the route family, downloads answering like the exports that made them", () => {
