@@ -28,7 +28,6 @@ export interface ProviderDialect<Id extends string = string> {
   readonly word: (refusal: RequestRefusal) => Problem | undefined
 }
 
-
 /** Every provider the service forwards to. Adding one: its folder, its line here, its models in the catalog. */
 export const providers = [providerA, providerB, providerC] as const
 
@@ -38,6 +37,3 @@ export type Provider = (typeof providers)[number]
 /** The one union of provider names. */
 export type ProviderId = (typeof providers)[number]["id"]
 
-/** The dialect of a provider, by its id. */
-export const dialectOf = <Id extends ProviderId>(id: Id): Extract<(typeof providers)[number], { readonly id: Id }> =>
-  providers.find((provider) => provider.id === id) as Extract<(typeof providers)[number], { readonly id: Id }>
