@@ -64,9 +64,10 @@ const writeJson = (response: http.ServerResponse, status: number, body: string |
 const internalError: Problem = { status: 500, code: "internal_error", message: "The service failed to answer. Retry shortly." }
 
 /**
- * The four forwarding endpoints, served straight from node:http. They are declared in the HttpApi
- * (docs, OpenAPI, the same handlers behind it) and answer exactly as it does — same checks in the
- * same order, same error bodies, same request id and log line — but skip the framework's
+ * The forwarded endpoints, served straight from node:http. Its routes come from the same served list
+ * as the HttpApi handlers (src/handlers/forwarded.ts, over the endpoints' one declaration), and it
+ * answers exactly as the HttpApi app does — same checks in the same order, same refusals rendered by
+ * the same dialect, same request id and log line — but skips the framework's
  * per-request machinery, which cost more CPU than all the rest of a forwarded request
  * (bench/RESULTS.md, "Gateway"). Whatever it does not recognise (another method, path or content
  * type) it leaves to the HttpApi app.
