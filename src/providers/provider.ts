@@ -16,9 +16,7 @@ export interface ProviderDialect<Id extends string = string> {
   readonly regions: ReadonlyArray<string>
   /** Where its clients may send the key: always `Authorization: Bearer`, some also `x-api-key`. */
   readonly keyHeaders: { readonly xApiKey: boolean }
-  /** Its client library's error type of a status (`err.type`). */
-  readonly errorType: (status: number) => string
-  /** Its error body for a problem, exactly as its error schema encodes it. */
+  /** Its error body for a problem (with its client library's error type of the status), as its error schema encodes it. */
   readonly errorBody: (problem: Problem) => unknown
   /** The rate-limit headers its clients know. */
   readonly rateLimitHeaders: (readings: LimitReadings) => Record<string, string>

@@ -1,6 +1,6 @@
 import { Redacted } from "effect"
 import type { Problem } from "../../domain/problem"
-import { providerAErrorBody, providerAErrorType } from "./protocol"
+import { providerAErrorBody } from "./protocol"
 import type { RequestRefusal } from "../../domain/refusals"
 import type { ProviderDialect } from "../provider"
 import { xRateLimitHeaders } from "../rateLimitHeaders"
@@ -42,7 +42,6 @@ export const providerA = {
   id: "provider_a",
   regions: ["eu", "us"],
   keyHeaders: { xApiKey: false },
-  errorType: providerAErrorType,
   errorBody: providerAErrorBody,
   rateLimitHeaders: xRateLimitHeaders,
   upstreamAuth: (key) => ({ authorization: `Bearer ${Redacted.value(key)}` }),

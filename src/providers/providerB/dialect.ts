@@ -42,7 +42,6 @@ export const providerB = {
   id: "provider_b",
   regions: ["eu", "us"],
   keyHeaders: { xApiKey: true },
-  errorType: providerBErrorType,
   errorBody,
   rateLimitHeaders: anthropicRateLimitHeaders,
   upstreamAuth: (key) => ({ "x-api-key": Redacted.value(key) }),

@@ -1,6 +1,5 @@
 import { Redacted } from "effect"
 import type { Problem } from "../../domain/problem"
-import { providerAErrorType } from "../providerA/protocol"
 import { providerCErrorBody } from "./protocol"
 import type { RequestRefusal } from "../../domain/refusals"
 import type { ProviderDialect } from "../provider"
@@ -33,7 +32,6 @@ export const providerC = {
   id: "provider_c",
   regions: ["eu"],
   keyHeaders: { xApiKey: false },
-  errorType: providerAErrorType,
   errorBody: providerCErrorBody,
   rateLimitHeaders: xRateLimitHeaders,
   upstreamAuth: (key) => ({ authorization: `Bearer ${Redacted.value(key)}` }),
