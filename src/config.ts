@@ -5,10 +5,18 @@ import { type CredentialsKey, parseCredentialsKey } from "./domain/credentials"
 import { PriceTable } from "./domain/prices"
 import { wirePath } from "./domain/validationIssue"
 import { projectRoot } from "./projectRoot"
+import { providers } from "./providers/provider"
 
-/** The upstreams the service forwards to: one per provider and region (provider_c serves eu only). */
-export const upstreamIds = ["provider_a_eu", "provider_a_us", "provider_b_eu", "provider_b_us", "provider_c_eu"] as const
-export type UpstreamId = (typeof upstreamIds)[number]
+/** One upstream per provider and region it serves, named `<provider>_<region>` (UPSTREAM_<ID>_URL). */
+export type UpstreamId = (typeof providers)[number] extends infer P
+  ? P extends { readonly id: infer Id extends string; readonly regions: ReadonlyArray<infer Region extends string> } ? `${Id}_${Region}`
+  : never
+  : never
+
+/** The upstreams the service forwards to, read from the providers' records. */
+export const upstreamIds = providers.flatMap((provider) =>
+  provider.regions.map((region) => `${provider.id}_${region}`)
+) as ReadonlyArray<UpstreamId>
 
 export interface UpstreamSetting {
   readonly url: string
@@ -298,13 +306,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       Config.map(Redacted.make)
     )
   ),
-  upstreams: Config.all({
-    provider_a_eu: upstream("provider_a_eu"),
-    provider_a_us: upstream("provider_a_us"),
-    provider_b_eu: upstream("provider_b_eu"),
-    provider_b_us: upstream("provider_b_us"),
-    provider_c_eu: upstream("provider_c_eu")
-  }),
+  // Built from the list, so the record has every id: the type says so.
+  upstreams: Config.all(
+    Object.fromEntries(upstreamIds.map((id) => [id, upstream(id)])) as Record<UpstreamId, ReturnType<typeof upstream>>
+  ),
   rateLimit: Config.all({
     store: Config.literal("memory", "redis")("RATE_LIMIT_STORE").pipe(Config.withDefault("memory" as const)),
     redisUrl: Config.string("REDIS_URL").pipe(

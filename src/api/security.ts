@@ -3,9 +3,9 @@ import { Context } from "effect"
 import type { Principal } from "../domain/principal"
 import { adminErrorSchema } from "./errors/adminError"
 import { exportErrorSchema } from "./errors/exportError"
-import { providerAErrorSchema } from "./errors/providerAError"
-import { providerBErrorSchema } from "./errors/providerBError"
-import { providerCErrorSchema } from "./errors/providerCError"
+import { providerAErrorSchema } from "../providers/providerA/error"
+import { providerBErrorSchema } from "../providers/providerB/error"
+import { providerCErrorSchema } from "../providers/providerC/error"
 
 /** The authenticated caller of a public endpoint, provided by the group's auth middleware. */
 export class CurrentPrincipal extends Context.Tag("CurrentPrincipal")<CurrentPrincipal, Principal>() {}

@@ -6,7 +6,9 @@
  * published figures at the time of writing; codemodel-2501's context length is the spec's.
  */
 
-export type ProviderId = "provider_a" | "provider_b" | "provider_c"
+import type { ProviderId } from "../providers/provider"
+
+export type { ProviderId } from "../providers/provider"
 
 /** Which forwarded endpoint a model serves. */
 export type ModelFamily = "chat_completions" | "embeddings" | "messages" | "fim"

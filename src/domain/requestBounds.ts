@@ -1,7 +1,7 @@
 // Cheap bounds checked before expensive work (decoding, tokenizing): a request that cannot fit its
 // model's context is refused on a count, not after its every message has been decoded and counted.
 import { findModel, MODEL_CATALOG, type ModelFamily, type ProviderId } from "./models"
-import type { Problem } from "./problem"
+import { TooManyMessages } from "./refusals"
 
 /**
  * Tokens every message costs at least, whatever its content: the role and the framing the
@@ -13,23 +13,18 @@ export const minTokensPerMessage = 3
 const largestContext = Math.max(...MODEL_CATALOG.map((model) => model.contextLength))
 
 /**
- * A 400 naming `messages` when the request holds more messages than its model's context can take
- * at their minimum cost; undefined when the count fits (or there is no message list to count).
+ * A refusal naming `messages` when the request holds more messages than its model's context can
+ * take at their minimum cost; undefined when the count fits (or there is no message list to count).
  * Reads the raw body, before any decoding: only `model` and the length of `messages`.
  */
-export const messageCountProblem = (provider: ProviderId, family: ModelFamily, body: unknown): Problem | undefined => {
+export const tooManyMessages = (provider: ProviderId, family: ModelFamily, body: unknown): TooManyMessages | undefined => {
   if (typeof body !== "object" || body === null) return undefined
   const { messages, model } = body as { readonly messages?: unknown; readonly model?: unknown }
   if (!Array.isArray(messages)) return undefined
   const context = (typeof model === "string" ? findModel(provider, family, model)?.contextLength : undefined) ?? largestContext
   const least = messages.length * minTokensPerMessage
   if (least <= context) return undefined
-  return {
-    status: 400,
-    code: "context_length_exceeded",
-    message: `messages: ${messages.length} messages need at least ${least} tokens, more than the model's context of ${context} tokens.`,
-    param: "messages"
-  }
+  return new TooManyMessages({ counted: "exactly", messages: messages.length, leastTokens: least, contextLength: context })
 }
 
 /** Bodies larger than this are scanned for their message count before they are parsed. */
@@ -64,18 +59,13 @@ const rawContext = (provider: ProviderId, family: ModelFamily, body: Buffer): nu
  * which would take tens of thousands of them to matter). The context is the model's as far as the
  * raw body tells it (rawContext); the exact check follows parsing.
  */
-export const rawMessageCountProblem = (provider: ProviderId, family: ModelFamily, body: Buffer): Problem | undefined => {
+export const tooManyRawMessages = (provider: ProviderId, family: ModelFamily, body: Buffer): TooManyMessages | undefined => {
   const context = rawContext(provider, family, body)
   const most = Math.floor(context / minTokensPerMessage)
   let count = 0
   for (let at = body.indexOf(roleKey); at !== -1 && count <= most; at = body.indexOf(roleKey, at + roleKey.length)) count += 1
   if (count <= most) return undefined
-  return {
-    status: 400,
-    code: "context_length_exceeded",
-    message: `messages: more than ${most} messages need more tokens than the model's context of ${context} tokens.`,
-    param: "messages"
-  }
+  return new TooManyMessages({ counted: "more than", messages: most, leastTokens: most * minTokensPerMessage, contextLength: context })
 }
 
 /** Text longer than this is counted in slices, the event loop served between them. */

@@ -17,6 +17,7 @@ import { workspaceModels, WorkspaceLimits } from "../services/WorkspaceLimits"
 import { type WorkspaceNotFound, Workspaces } from "../services/Workspaces"
 import { type StorageFailure } from "../services/StorageFailure"
 import { type Workspace } from "../domain/workspace"
+import { admissionHeaders, exportsStyle, renderRefusal } from "../providers/render"
 import { providerKeyRefusal } from "./admin"
 import { asExportError } from "./exports"
 import { auditView, clientAddress, invitedView, keyView, memberView, providerKeyWireView, recentExportView } from "./consoleViews"
@@ -117,14 +118,16 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
      * workspace's, whoever runs it); its rate-limit headers go on the answer, refused or not.
      */
     const admitExport = (workspace: Workspace) =>
-      rateLimits.admit({ principal: { keyId: "console", scopes: [], workspace }, family: "usage_export", tokens: 0, format: "export" }).pipe(
+      rateLimits.admit({ principal: { keyId: "console", scopes: [], workspace }, family: "usage_export", tokens: 0 }).pipe(
         Effect.matchEffect({
-          onFailure: ({ headers, problem }) =>
-            Effect.zipRight(
+          onFailure: (refusal) => {
+            const { headers, problem } = renderRefusal(exportsStyle, refusal)
+            return Effect.zipRight(
               withHeaders(headers),
               Effect.fail(new ConsoleError({ status: problem.status, code: problem.code, message: problem.message }))
-            ),
-          onSuccess: ({ headers }) => withHeaders(headers)
+            )
+          },
+          onSuccess: ({ readings }) => withHeaders(admissionHeaders(exportsStyle, readings))
         })
       )
 

@@ -1,39 +1,21 @@
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
-import { Effect, FiberRef } from "effect"
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
 import { WorkspaceApi } from "../api/Api"
-import { CurrentPrincipal } from "../api/security"
-import { currentRequestId } from "../http/currentRequestId"
-import { respond } from "../http/forwardedResponse"
-import { ChatCompletions } from "../services/ChatCompletions"
-import { Embeddings } from "../services/Embeddings"
-import { FimCompletions } from "../services/FimCompletions"
-import { Messages } from "../services/Messages"
+import { providerA } from "../providers/providerA/dialect"
+import { providerB } from "../providers/providerB/dialect"
+import { providerC } from "../providers/providerC/dialect"
+import { forwardedServices, handlerOf } from "./forwarded"
 
-/** The caller and the request id, which every forwarded request is recorded with. */
-const caller = Effect.all({ principal: CurrentPrincipal, requestId: FiberRef.get(currentRequestId) })
+// Each group's handlers, made from the served list (src/handlers/forwarded.ts) the forwarding lane also serves from.
 
-export const ProviderAHandlers = HttpApiBuilder.group(WorkspaceApi, "provider_a", (handlers) =>
-  Effect.gen(function*() {
-    const chat = yield* ChatCompletions
-    const embeddings = yield* Embeddings
-    return handlers
-      .handle("chatCompletions", ({ path, payload }) =>
-        Effect.flatMap(caller, ({ principal, requestId }) =>
-          respond("provider_a", chat.create(principal, path.region, payload, requestId))))
-      .handle("embeddings", ({ path, payload }) =>
-        Effect.flatMap(caller, ({ principal, requestId }) =>
-          respond("provider_a", embeddings.create(principal, path.region, payload, requestId))))
-  }))
+export const ProviderAHandlers = HttpApiBuilder.group(WorkspaceApi, providerA.id, (handlers) =>
+  Effect.map(forwardedServices, (served) =>
+    handlers
+      .handle(served.chatCompletions.endpoint.name, handlerOf(served.chatCompletions))
+      .handle(served.embeddings.endpoint.name, handlerOf(served.embeddings))))
 
-/** The caller's anthropic-version header is not read (the service speaks its own version upstream); anthropic-beta is passed on. */
-export const ProviderBHandlers = HttpApiBuilder.group(WorkspaceApi, "provider_b", (handlers) =>
-  Effect.map(Messages, (messages) =>
-    handlers.handle("messages", ({ path, payload }) =>
-      Effect.flatMap(Effect.zip(caller, HttpServerRequest.HttpServerRequest), ([{ principal, requestId }, request]) =>
-        respond("provider_b", messages.create(principal, path.region, payload, requestId, request.headers["anthropic-beta"]))))))
+export const ProviderBHandlers = HttpApiBuilder.group(WorkspaceApi, providerB.id, (handlers) =>
+  Effect.map(forwardedServices, (served) => handlers.handle(served.messages.endpoint.name, handlerOf(served.messages))))
 
-export const ProviderCHandlers = HttpApiBuilder.group(WorkspaceApi, "provider_c", (handlers) =>
-  Effect.map(FimCompletions, (fim) =>
-    handlers.handle("fimCompletions", ({ path, payload }) =>
-      Effect.flatMap(caller, ({ principal, requestId }) =>
-        respond("provider_c", fim.create(principal, path.region, payload, requestId))))))
+export const ProviderCHandlers = HttpApiBuilder.group(WorkspaceApi, providerC.id, (handlers) =>
+  Effect.map(forwardedServices, (served) => handlers.handle(served.fimCompletions.endpoint.name, handlerOf(served.fimCompletions))))

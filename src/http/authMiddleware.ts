@@ -10,8 +10,12 @@ import { type Principal } from "../domain/principal"
 import { logDatabaseUnavailable } from "../services/Database"
 import { LocalSecrets } from "../services/LocalSecrets"
 import { RateLimits } from "../services/RateLimits"
+import { providerA } from "../providers/providerA/dialect"
+import { providerB } from "../providers/providerB/dialect"
+import { providerC } from "../providers/providerC/dialect"
+import { admissionHeaders, exportsStyle, renderRefusal } from "../providers/render"
 import { CredentialThrottle, type Throttled } from "./credentialThrottle"
-import { type ErrorFormat, type FormatErrors, problemAs } from "./errorFormat"
+import { type ErrorFormat, type FormatErrors, problemAs } from "../api/errors/errorFormat"
 
 /** `Authorization: Bearer <token>` (scheme case-insensitive), or undefined when absent or another scheme. */
 export const bearerToken = (headers: Readonly<Record<string, string | undefined>>): string | undefined => {
@@ -118,10 +122,13 @@ export const ExportAuthLive = Layer.effect(
     return ExportAuth.of({
       bearer: () =>
         Effect.flatMap(check(), (principal) =>
-          rateLimits.admit({ principal, family: "usage_export", tokens: 0, format: "export" }).pipe(
+          rateLimits.admit({ principal, family: "usage_export", tokens: 0 }).pipe(
             Effect.matchEffect({
-              onFailure: ({ headers, problem }) => Effect.zipRight(withHeaders(headers), Effect.fail(problemAs("export", problem))),
-              onSuccess: ({ headers }) => Effect.as(withHeaders(headers), principal)
+              onFailure: (refusal) => {
+                const { headers, problem } = renderRefusal(exportsStyle, refusal)
+                return Effect.zipRight(withHeaders(headers), Effect.fail(problemAs("export", problem)))
+              },
+              onSuccess: ({ readings }) => Effect.as(withHeaders(admissionHeaders(exportsStyle, readings)), principal)
             })
           ))
     })
@@ -130,18 +137,18 @@ export const ExportAuthLive = Layer.effect(
 
 export const ProviderAAuthLive = Layer.effect(
   ProviderAAuth,
-  Effect.map(authenticate("provider_a", "COMPLETION_API"), (check) => ProviderAAuth.of({ bearer: () => check() }))
+  Effect.map(authenticate(providerA.id, "COMPLETION_API", providerA.keyHeaders.xApiKey), (check) => ProviderAAuth.of({ bearer: () => check() }))
 )
 
 export const ProviderBAuthLive = Layer.effect(
   ProviderBAuth,
-  Effect.map(authenticate("provider_b", "COMPLETION_API", true), (check) =>
+  Effect.map(authenticate(providerB.id, "COMPLETION_API", providerB.keyHeaders.xApiKey), (check) =>
     ProviderBAuth.of({ bearer: () => check(), xApiKey: () => check() }))
 )
 
 export const ProviderCAuthLive = Layer.effect(
   ProviderCAuth,
-  Effect.map(authenticate("provider_c", "COMPLETION_API"), (check) => ProviderCAuth.of({ bearer: () => check() }))
+  Effect.map(authenticate(providerC.id, "COMPLETION_API", providerC.keyHeaders.xApiKey), (check) => ProviderCAuth.of({ bearer: () => check() }))
 )
 
 const digest = (value: string) => crypto.createHash("sha256").update(value).digest()

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Runtime } from "effect"
 import { AppConfig } from "../config"
 import type { Problem } from "../domain/problem"
-import { retryHeaders } from "../services/RateLimits"
+import { retryHeaders } from "../providers/rateLimitHeaders"
 
 /** Client addresses remembered at most: beyond it the oldest are forgotten (a flood of addresses costs bounded memory). */
 const maxAddresses = 100_000

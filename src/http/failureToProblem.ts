@@ -1,46 +1,9 @@
 import { HttpApiError, HttpServerError } from "@effect/platform"
 import { Cause, Option } from "effect"
-import { fromFormatterIssues, malformedJsonIssue } from "../domain/validationIssue"
-import type { Problem } from "./errorFormat"
+import type { Problem } from "../domain/problem"
+import { decodeProblem, malformedBody, tooDeep, tooLarge } from "../api/requestProblems"
 
-/** A request body that does not decode into the endpoint's payload, naming the first bad field. */
-export const decodeProblem = (error: HttpApiError.HttpApiDecodeError): Problem => {
-  const { message, param } = fromFormatterIssues(error.issues)
-  const missing = error.issues.some((issue) => issue._tag === "Missing")
-  return param === null
-    ? { status: 400, code: "invalid_request", message }
-    : { status: 400, code: missing ? "missing_required_parameter" : "invalid_value", message, param }
-}
-
-export const malformedBody: Problem = {
-  status: 400,
-  code: "invalid_json",
-  message: `${malformedJsonIssue.message} Send a JSON object with Content-Type: application/json.`
-}
-
-export const tooDeep: Problem = {
-  status: 400,
-  code: "invalid_json",
-  message: "The request body is nested too deeply. Send a JSON object of ordinary depth."
-}
-
-export const unsupportedMediaType = (contentType: string): Problem => ({
-  status: 415,
-  code: "unsupported_media_type",
-  message: `Content-Type '${contentType}' is not supported: send the body as JSON with Content-Type: application/json.`
-})
-
-/** Whether a request's body is to be read as JSON: declared so, or not declared at all. */
-export const isJsonOrUndeclared = (contentType: string | undefined): boolean => {
-  const type = contentType?.split(";")[0]?.trim().toLowerCase() ?? ""
-  return type === "" || type === "application/json" || type.endsWith("+json")
-}
-
-export const tooLarge = (limit: number): Problem => ({
-  status: 413,
-  code: "request_too_large",
-  message: `The request body is larger than the limit of ${limit} bytes.`
-})
+export { isJsonOrUndeclared, tooLarge, unsupportedMediaType } from "../api/requestProblems"
 
 /**
  * What the framework itself can fail with before a handler runs (a body that does not decode, a

@@ -1,88 +1,45 @@
-import { HttpApiError } from "@effect/platform"
-import { Context, Effect, Fiber, FiberId, Layer, Runtime, Schema } from "effect"
+import { Context, Effect, Fiber, FiberId, Layer, Runtime } from "effect"
 import type * as http from "node:http"
-import { ChatCompletionRequest } from "../api/schemas/chatCompletions"
-import { EmbeddingRequest } from "../api/schemas/embeddings"
-import { FimCompletionRequest } from "../api/schemas/fim"
-import { MessagesRequest } from "../api/schemas/messages"
+import { type Problem, wireError } from "../api/errors/errorFormat"
+import { isJsonOrUndeclared, malformedBody, tooLarge } from "../api/requestProblems"
 import { AppConfig } from "../config"
-import { parseJson } from "../domain/protocols/protocol"
-import { messageCountProblem, rawMessageCountProblem, scanBodiesOver } from "../domain/requestBounds"
+import { InvalidRequest, type Refusal, wasAdmitted } from "../domain/refusals"
+import { scanBodiesOver } from "../domain/requestBounds"
 import type { LimitFamily } from "../domain/workspaceSettings"
+import { forwardedServices, passedHeaders, type Serve, writeStream } from "../handlers/forwarded"
+import type { Provider } from "../providers/provider"
+import { parseJson } from "../providers/protocol"
+import { renderRefusal } from "../providers/render"
 import { AuthService } from "../services/AuthService"
-import { type Principal } from "../domain/principal"
-import { ChatCompletions } from "../services/ChatCompletions"
-import { Embeddings } from "../services/Embeddings"
-import { FimCompletions } from "../services/FimCompletions"
-import { type Forwarded, ForwardFailure } from "../services/Forwarder"
-import { Messages } from "../services/Messages"
 import { RateLimits } from "../services/RateLimits"
+import { accessLogFor, endStatus } from "./accessLog"
 import { checkKey } from "./authMiddleware"
 import { CredentialThrottle } from "./credentialThrottle"
-import { type Problem, wireError } from "./errorFormat"
-import { decodeProblem, isJsonOrUndeclared, malformedBody, tooLarge } from "./failureToProblem"
-import { writeStream } from "./forwardedResponse"
-import { accessLogFor, endStatus } from "./accessLog"
 import { requestIdFor, requestIdHeaders } from "./requestContext"
 
-type ProviderFormat = "provider_a" | "provider_b" | "provider_c"
-
-/** One forwarding endpoint: its error format, where its key may be, and how its payload is served. */
+/** One forwarding endpoint as the lane serves it: what its declaration says, and its service's call on a raw body. */
 interface LaneRoute {
-  readonly format: ProviderFormat
-  /** The rate-limit family its requests, refused ones too, count in. */
-  readonly family: LimitFamily
-  /** A refusal found on the raw body before it is decoded (cheap: counts, not contents). */
-  readonly bound?: (body: unknown) => Problem | undefined
-  /** The same, on the raw bytes of a large body, before it is parsed. */
-  readonly scan?: (body: Buffer) => Problem | undefined
-  readonly allowXApiKey: boolean
-  readonly serve: (
-    principal: Principal,
-    region: string,
-    body: unknown,
-    requestId: string,
-    headers: http.IncomingHttpHeaders
-  ) => Effect.Effect<Forwarded, ForwardFailure | Refusal>
+  readonly endpoint: {
+    readonly provider: Provider
+    readonly family: LimitFamily
+    readonly bound?: ((body: unknown) => Refusal | undefined) | undefined
+    readonly scan?: ((body: Buffer) => Refusal | undefined) | undefined
+    readonly passedHeaders: ReadonlyArray<string>
+  }
+  readonly serveBody: Serve<unknown>
 }
 
-/** A refusal the lane answers: a plain value, not an Error, so that floods of refusals capture no stacks. */
-interface Refusal {
-  readonly _tag: "Refusal"
+/** A refused key: answered as the authentication checks word it (a plain value: floods capture no stacks). */
+interface KeyRefused {
+  readonly _tag: "KeyRefused"
   readonly problem: Problem
   readonly headers: Readonly<Record<string, string>>
-  /** Already counted by the rate limits (else a refusal after authentication spends a request). */
-  readonly admitted: boolean
 }
 
-const refused = (problem: Problem, headers: Readonly<Record<string, string>> = {}, admitted = false): Refusal => ({
-  _tag: "Refusal",
-  problem,
-  headers,
-  admitted
-})
-
-/**
- * Effect's parser throws on a union's tag that is an object which cannot be turned into text (JSON
- * such as `{"type": {"toString": 0}}`): the body is refused, not answered with a 500.
- */
-const unreadableBody: Problem = {
-  status: 400,
-  code: "invalid_request",
-  message: "The request body is invalid: a field that names a type holds an object where text was expected."
-}
-
-/** The payload as the endpoint declares it, or the 400 HttpApi would answer (first bad field named). */
-const decoded = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Effect<A, Refusal> =>
-  // Suspended: the parser runs when decodeUnknown is called, and its throw must land in the effect.
-  Effect.suspend(() => Schema.decodeUnknown(schema)(body)).pipe(
-    Effect.catchTag("ParseError", (error) =>
-      Effect.flatMap(HttpApiError.HttpApiDecodeError.fromParseError(error), (decodeError) => Effect.fail(refused(decodeProblem(decodeError))))),
-    Effect.catchAllDefect(() => Effect.fail(refused(unreadableBody)))
-  )
+const refused = (problem: Problem): InvalidRequest => new InvalidRequest({ problem })
 
 /** The whole request body, refused beyond the limit. */
-const readRequestBody = (request: http.IncomingMessage, limit: number): Effect.Effect<Buffer, Refusal> =>
+const readRequestBody = (request: http.IncomingMessage, limit: number): Effect.Effect<Buffer, InvalidRequest> =>
   Effect.async((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
@@ -106,13 +63,11 @@ const writeJson = (response: http.ServerResponse, status: number, body: string |
 
 const internalError: Problem = { status: 500, code: "internal_error", message: "The service failed to answer. Retry shortly." }
 
-/** `/<provider>/<region>/v1/...` under BASE_PATH. */
-const routePattern = /^\/(provider_[abc])\/([^/]+)(\/v1\/[a-z/]+)$/
-
 /**
- * The four forwarding endpoints, served straight from node:http. They are declared in the HttpApi
- * (docs, OpenAPI, the same handlers behind it) and answer exactly as it does — same checks in the
- * same order, same error bodies, same request id and log line — but skip the framework's
+ * The forwarded endpoints, served straight from node:http. Its routes come from the same served list
+ * as the HttpApi handlers (src/handlers/forwarded.ts, over the endpoints' one declaration), and it
+ * answers exactly as the HttpApi app does — same checks in the same order, same refusals rendered by
+ * the same dialect, same request id and log line — but skips the framework's
  * per-request machinery, which cost more CPU than all the rest of a forwarded request
  * (bench/RESULTS.md, "Gateway"). Whatever it does not recognise (another method, path or content
  * type) it leaves to the HttpApi app.
@@ -131,10 +86,10 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
       const auth = yield* AuthService
       const rateLimits = yield* RateLimits
       const throttle = yield* CredentialThrottle
-      const chat = yield* ChatCompletions
-      const embeddings = yield* Embeddings
-      const messages = yield* Messages
-      const fim = yield* FimCompletions
+      // Keyed `<provider><path>` (provider_a/v1/chat/completions), from the declared endpoints.
+      const routes = new Map<string, LaneRoute>(
+        Object.values(yield* forwardedServices).map((served) => [`${served.endpoint.provider.id}${served.endpoint.path}`, served])
+      )
       const runtime = yield* Effect.runtime<never>()
       const runFork = Runtime.runFork(runtime)
       const accessLog = accessLogFor(runtime)
@@ -144,47 +99,11 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
       const running = new Set<Fiber.RuntimeFiber<number>>()
       yield* Effect.addFinalizer(() => Fiber.interruptAll([...running]))
 
-      const routes = new Map<string, LaneRoute>([
-        ["provider_a/v1/chat/completions", {
-          format: "provider_a",
-          family: "chat_completions",
-          bound: (body) => messageCountProblem("provider_a", "chat_completions", body),
-          scan: (body) => rawMessageCountProblem("provider_a", "chat_completions", body),
-          allowXApiKey: false,
-          serve: (principal, region, body, requestId) =>
-            Effect.flatMap(decoded(ChatCompletionRequest, body), (payload) => chat.create(principal, region, payload, requestId))
-        }],
-        ["provider_a/v1/embeddings", {
-          format: "provider_a",
-          family: "embeddings",
-          allowXApiKey: false,
-          serve: (principal, region, body, requestId) =>
-            Effect.flatMap(decoded(EmbeddingRequest, body), (payload) => embeddings.create(principal, region, payload, requestId))
-        }],
-        ["provider_b/v1/messages", {
-          format: "provider_b",
-          family: "messages",
-          bound: (body) => messageCountProblem("provider_b", "messages", body),
-          scan: (body) => rawMessageCountProblem("provider_b", "messages", body),
-          allowXApiKey: true,
-          serve: (principal, region, body, requestId, headers) =>
-            Effect.flatMap(decoded(MessagesRequest, body), (payload) =>
-              messages.create(principal, region, payload, requestId, oneHeader(headers["anthropic-beta"])))
-        }],
-        ["provider_c/v1/fim/completions", {
-          format: "provider_c",
-          family: "fim",
-          allowXApiKey: false,
-          serve: (principal, region, body, requestId) =>
-            Effect.flatMap(decoded(FimCompletionRequest, body), (payload) => fim.create(principal, region, payload, requestId))
-        }]
-      ])
-
-      const serve = (route: LaneRoute, region: string, path: string, request: http.IncomingMessage, response: http.ServerResponse) => {
+      const serve = ({ endpoint, serveBody }: LaneRoute, region: string, path: string, request: http.IncomingMessage, response: http.ServerResponse) => {
         const requestId = requestIdFor(request.headers["x-request-id"] as string | undefined)
         const idHeaders = requestIdHeaders(requestId)
         const answerProblem = (problem: Problem, headers: Readonly<Record<string, string>>) => {
-          const { body, status } = wireError(route.format, problem)
+          const { body, status } = wireError(endpoint.provider.id, problem)
           writeJson(response, status, body, { ...headers, ...idHeaders })
           return status
         }
@@ -198,34 +117,29 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
               request.socket.remoteAddress,
               request.headers as Record<string, string | undefined>,
               "COMPLETION_API",
-              route.allowXApiKey
+              endpoint.provider.keyHeaders.xApiKey
             ),
-            ({ headers, problem }) => refused(problem, headers)
+            ({ headers, problem }): KeyRefused => ({ _tag: "KeyRefused", problem, headers })
           )
           const forwarded = yield* Effect.gen(function*() {
             const body = yield* readRequestBody(request, maxBodyBytes)
             // A large body of many messages is refused on a scan of its bytes, before it is parsed.
-            const crowded = route.scan !== undefined && body.length > scanBodiesOver ? route.scan(body) : undefined
-            if (crowded !== undefined) return yield* Effect.fail(refused(crowded))
+            const crowded = endpoint.scan !== undefined && body.length > scanBodiesOver ? endpoint.scan(body) : undefined
+            if (crowded !== undefined) return yield* Effect.fail(crowded)
             // As the framework reads it: an empty body is null (then refused by the payload's schema).
             const json = body.length === 0 ? null : parseJson(body.toString("utf8"))
             if (json === undefined) return yield* Effect.fail(refused(malformedBody))
-            const bound = route.bound?.(json)
-            if (bound !== undefined) return yield* Effect.fail(refused(bound))
-            return yield* route.serve(principal, region, json, requestId, request.headers).pipe(
-              Effect.catchTag("ForwardFailure", ({ admitted, headers, problem }) => Effect.fail(refused(problem, headers, admitted === true)))
-            )
+            const bound = endpoint.bound?.(json)
+            if (bound !== undefined) return yield* Effect.fail(bound)
+            return yield* serveBody(principal, region, json, requestId, passedHeaders(endpoint, request.headers))
           }).pipe(
             // A refused request spends a request of the workspace's budget like any other: refusals
             // cost work too, and a workspace over its limit is told so (429) rather than validated.
-            Effect.catchTag("Refusal", (refusal) =>
-              refusal.admitted
+            Effect.catchAll((refusal) =>
+              wasAdmitted(refusal)
                 ? Effect.fail(refusal)
-                : rateLimits.admit({ principal, family: route.family, tokens: 0, format: route.format }).pipe(
-                  Effect.matchEffect({
-                    onFailure: ({ headers, problem }) => Effect.fail(refused(problem, headers, true)),
-                    onSuccess: () => Effect.fail(refusal)
-                  })
+                : rateLimits.admit({ principal, family: endpoint.family, tokens: 0 }).pipe(
+                  Effect.flatMap(() => Effect.fail(refusal))
                 ))
           )
           if (forwarded._tag === "Json") {
@@ -235,7 +149,12 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
           yield* writeStream(response, forwarded, idHeaders)
           return 200
         }).pipe(
-          Effect.catchTag("Refusal", ({ headers, problem }) => Effect.sync(() => answerProblem(problem, headers))),
+          Effect.catchAll((failure) =>
+            Effect.sync(() => {
+              const { headers, problem } = failure._tag === "KeyRefused" ? failure : renderRefusal(endpoint.provider, failure)
+              return answerProblem(problem, headers)
+            })
+          ),
           // A defect is not the caller's fault: logged, and answered with 500 if nothing was sent yet.
           Effect.catchAllDefect((defect) =>
             Effect.zipRight(
@@ -274,14 +193,15 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
           const query = request.url.indexOf("?")
           const path = query === -1 ? request.url : request.url.slice(0, query)
           if (!path.startsWith(basePath)) return false
-          const match = routePattern.exec(path.slice(basePath.length))
-          const route = match === null ? undefined : routes.get(`${match[1]}${match[3]}`)
-          const contentType = request.headers["content-type"]
+          // `/<provider>/<region><endpoint path>` under BASE_PATH: the route is found by provider and path.
+          const providerAt = basePath.length
+          const regionAt = path.indexOf("/", providerAt + 1) + 1
+          const pathAt = regionAt === 0 ? -1 : path.indexOf("/", regionAt)
+          if (path[providerAt] !== "/" || pathAt <= regionAt) return false
+          const route = routes.get(path.slice(providerAt + 1, regionAt - 1) + path.slice(pathAt))
           // The framework reads other content types differently: leave those requests to it.
-          if (match === null || route === undefined || !isJsonOrUndeclared(contentType)) {
-            return false
-          }
-          const region = safeDecode(match[2]!)
+          if (route === undefined || !isJsonOrUndeclared(request.headers["content-type"])) return false
+          const region = safeDecode(path.slice(regionAt, pathAt))
           if (region === undefined) return false
           serve(route, region, path, request, response)
           return true
@@ -290,10 +210,6 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
     })
   )
 }
-
-/** A header sent more than once is read as Node joins it for the framework: comma-separated. */
-const oneHeader = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
-  typeof value === "string" || value === undefined ? value : value.join(", ")
 
 const safeDecode = (segment: string): string | undefined => {
   try {

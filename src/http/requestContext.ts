@@ -1,7 +1,9 @@
 import { HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Exit } from "effect"
 import * as crypto from "node:crypto"
-import { currentRequestId } from "./currentRequestId"
+import { currentRequestId, requestIdHeaders } from "../handlers/requestId"
+
+export { requestIdHeaders } from "../handlers/requestId"
 
 /** Invitation tokens travel in the path: the log keeps the path without them. */
 export const loggablePath = (url: string): string =>
@@ -12,9 +14,6 @@ const acceptableId = /^[A-Za-z0-9._:-]{8,128}$/
 /** The caller's `x-request-id` when it is sane, else a fresh one. */
 export const requestIdFor = (incoming: string | undefined): string =>
   incoming !== undefined && acceptableId.test(incoming) ? incoming : `req_${crypto.randomUUID().replaceAll("-", "")}`
-
-/** The response headers the client libraries read the request id from. */
-export const requestIdHeaders = (requestId: string): Record<string, string> => ({ "x-request-id": requestId, "request-id": requestId })
 
 /**
  * Runs the serving of one request with its id in the logs and in `currentRequestId`, and writes

@@ -1,10 +1,10 @@
-import { FileSystem, HttpApiBuilder, HttpApiSwagger, HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest } from "@effect/platform"
+import { FileSystem, HttpApiBuilder, HttpApiSwagger, HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Duration, Effect, Layer, Option } from "effect"
 import * as http from "node:http"
 import { WorkspaceApi } from "../api/Api"
 import { AppConfig } from "../config"
-import { errorFormatOf, problemAs } from "./errorFormat"
+import { errorFormatOf, problemAs } from "../api/errors/errorFormat"
 import { failureToProblem, isJsonOrUndeclared, tooLarge, unsupportedMediaType } from "./failureToProblem"
 import { trackConnections } from "./connectionDrain"
 import { loadConsoleAssets, serveConsole } from "./consoleWeb"
@@ -93,12 +93,18 @@ const shutdownGrace = Duration.seconds(20)
  * server stops accepting, lets in-flight requests finish (up to the grace period), then the layers
  * below it (database pool, embedded PostgreSQL) are released.
  */
-export const HttpServerLive = Layer.unwrapEffect(
+export const HttpServerLive = Layer.unwrapScoped(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const lane = yield* ForwardingLane
     const secretPaths = new RegExp(`^${config.basePath.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/(admin|export)(/|\\?|$)`)
     const limits = config.serverLimits
+    const api = yield* HttpApiBuilder.httpApp
+    // The web console's pages and files sit beside the API under BASE_PATH (/console/, not /console/api/).
+    const app = serveConsole(yield* loadConsoleAssets, config.basePath)(api)
+    const mounted = config.basePath === "" ? app : HttpRouter.empty.pipe(HttpRouter.mountApp(config.basePath, app))
+    // The platform's own Node handler for the HttpApi app (the one its server would add as listener).
+    const handler = yield* NodeHttpServer.makeHandler(requestContext(HttpMiddleware.xForwardedHeaders(mounted)))
     // Slow or idle sockets cost a slot each: headers, whole requests and idle keep-alive are timed,
     // and connections beyond the maximum are refused at accept (each is a file descriptor).
     const nodeServer = http.createServer({
@@ -108,34 +114,18 @@ export const HttpServerLive = Layer.unwrapEffect(
       // Node checks those two timeouts on this period: the default (30 s) would let a slow-header
       // socket live up to 30 s past its timeout.
       connectionsCheckingInterval: Math.max(250, Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs, 5_000) / 2)
-    })
-    nodeServer.maxConnections = limits.maxConnections
-    const connections = trackConnections(nodeServer)
-    // Every request is counted for the shutdown drain, then offered to the forwarding lane; the
-    // HttpApi app (whose listener the platform adds) sees only those the lane leaves.
-    const emit = nodeServer.emit.bind(nodeServer)
-    nodeServer.emit = ((event: string, ...args: Array<unknown>): boolean => {
-      if (event !== "request") return emit(event, ...args)
-      const [request, response] = args as [http.IncomingMessage, http.ServerResponse]
+    }, (request, response) => {
+      // Every request is counted for the shutdown drain, then offered to the forwarding lane; the
+      // HttpApi app sees only those the lane leaves.
       connections.track(request, response)
       securityHeaders(request, response, secretPaths)
       if (request.headers["content-length"] === undefined && bodyMethods.has(request.method ?? "")) {
         answerBeforeReset(request, config.maxBodyBytes)
       }
-      return lane.claim(request, response) || emit(event, ...args)
-    }) as typeof nodeServer.emit
-    const serve = Effect.gen(function*() {
-      const api = yield* HttpApiBuilder.httpApp
-      // The web console's pages and files sit beside the API under BASE_PATH (/console/, not /console/api/).
-      const app = serveConsole(yield* loadConsoleAssets, config.basePath)(api)
-      const mounted = config.basePath === "" ? app : HttpRouter.empty.pipe(HttpRouter.mountApp(config.basePath, app))
-      // Applied to the app, not passed to serve: serve's middleware runs after the response is written.
-      return HttpServer.serve(requestContext(HttpMiddleware.xForwardedHeaders(mounted)))
-    }).pipe(
-      Layer.unwrapEffect,
-      // No tracer is exported: the per-request server span was pure cost (about 0.04 ms of CPU a request).
-      HttpMiddleware.withTracerDisabledWhen(() => true)
-    )
+      if (!lane.claim(request, response)) handler(request, response)
+    })
+    nodeServer.maxConnections = limits.maxConnections
+    const connections = trackConnections(nodeServer)
     // Released before the server itself: idle connections go now, busy ones when done or after the grace.
     const drainOnShutdown = Layer.scopedDiscard(
       Effect.addFinalizer(() =>
@@ -150,9 +140,14 @@ export const HttpServerLive = Layer.unwrapEffect(
         Effect.annotateLogs({ url: `http://${config.host}:${config.port}${config.basePath}`, publicUrl: config.publicUrl })
       )
     )
-    return Layer.mergeAll(serve, drainOnShutdown, announce).pipe(
-      Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer, DocsLive, FrameworkErrorsLive]),
+    // The platform's server listens (and closes); the request listener is the one given above.
+    return Layer.mergeAll(drainOnShutdown, announce).pipe(
       Layer.provide(NodeHttpServer.layer(() => nodeServer, { port: config.port, host: config.host }))
     )
   })
+).pipe(
+  Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer, DocsLive, FrameworkErrorsLive, NodeHttpServer.layerContext]),
+  // No tracer is exported: the per-request server span was pure cost (about 0.04 ms of CPU a request).
+  // Set while the handler is made, whose runtime keeps it.
+  HttpMiddleware.withTracerDisabledWhen(() => true)
 )

@@ -1,12 +1,22 @@
-import { Context, Data, Effect, Exit, Layer, Option, Redacted } from "effect"
+import { Effect, Context, Exit, Layer, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
-import { answerableStatus } from "../api/errors/statusVariants"
 import { AppConfig } from "../config"
 import { findModel } from "../domain/models"
-import type { Problem } from "../domain/problem"
+import { answerableStatus, type Problem } from "../domain/problem"
+import {
+  type Admitted,
+  type Refusal,
+  UpstreamCredentialsRefused,
+  UpstreamFailed,
+  UpstreamRefused,
+  type UpstreamRefusal,
+  UpstreamUnavailable
+} from "../domain/refusals"
+import type { Provider } from "../providers/provider"
+import { admissionHeaders, problemOf } from "../providers/render"
 import { boundCounts, boundedCost, settledTokens } from "../domain/usageBounds"
-import { billedOutputTokens, emptyTally, parseJson, type Protocol } from "../domain/protocols/protocol"
-import { boundedRetryHints, makeScrubber, scrubProblem } from "../domain/protocols/untrusted"
+import { billedOutputTokens, emptyTally, parseJson, type Protocol } from "../providers/protocol"
+import { boundedRetryHints, makeScrubber, scrubProblem } from "../providers/untrusted"
 import { boundedSseDecoder, encodeSseEvent, type SseEvent } from "../domain/sse"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import type { Principal } from "../domain/principal"
@@ -14,18 +24,7 @@ import { Prices } from "./Prices"
 import { type Admission, RateLimits } from "./RateLimits"
 import { classify, UpstreamClient, UpstreamFailure, type UpstreamResponse } from "./UpstreamClient"
 import { type ApiRequestRecord, UsageRecorder } from "./UsageRecorder"
-import { type Provider, type UpstreamTarget, Upstreams } from "./Upstreams"
-
-/**
- * A request refused or failed before the first byte: rendered as the endpoint's error, with these
- * headers. A tagged value, not an Error: refusals come in floods and nothing reads their stacks.
- */
-export class ForwardFailure extends Data.TaggedClass("ForwardFailure")<{
-  readonly problem: Problem
-  readonly headers: Readonly<Record<string, string>>
-  /** The request went through the rate limits (it spent a request, or was refused by them). */
-  readonly admitted?: boolean
-}> {}
+import type { UpstreamTarget } from "./Upstreams"
 
 /** Where a relayed stream goes: the client's connection, after the status and headers. */
 export interface StreamSink {
@@ -60,6 +59,8 @@ export interface ForwardInput {
   readonly provider: Provider
   readonly endpoint: ApiRequestRecord["endpoint"]
   readonly region: string
+  /** Where the region is served (Upstreams.resolve, which refuses the regions a provider does not serve). */
+  readonly target: UpstreamTarget
   readonly model: string
   /** Appended to the upstream's API root. */
   readonly path: string
@@ -96,28 +97,29 @@ const pickHeaders = (headers: UpstreamResponse["headers"]): Record<string, strin
 /** When the answer budget is spent: a second is plenty for the answers being read to finish. */
 const busyRetryHints: Record<string, string> = { "retry-after": "1", "retry-after-ms": "1000" }
 
-const failureProblem = (failure: UpstreamFailure): Problem =>
-  failure.kind === "overloaded"
-    ? { status: 503, code: "upstream_busy", message: "The service is reading too many large upstream answers at once. Retry shortly." }
-    : failure.kind === "timeout"
-    ? { status: 504, code: "upstream_timeout", message: "The upstream provider did not answer in time." }
-    : failure.kind === "malformed"
-    ? { status: 502, code: "upstream_malformed", message: "The upstream provider sent an answer that could not be read." }
-    : { status: 502, code: "upstream_unavailable", message: "The upstream provider could not be reached." }
+const unavailable = (failure: UpstreamFailure, admitted: Admitted): UpstreamUnavailable =>
+  new UpstreamUnavailable({ reason: failure.kind === "overloaded" ? "busy" : failure.kind, ...admitted })
+
+/** A failure inside a stream, after the admission's headers were sent. */
+const inStream: Admitted = { readings: undefined, hints: {} }
 
 /**
- * Upstream refusals of the caller's request (4xx) pass through with their status and message. A
- * refusal of the service's own credentials, and every upstream 5xx but the protocol's own
- * (passedServerStatuses), is this service's failure: 502.
+ * Upstream refusals of the caller's request (4xx) pass through with their status and message (read
+ * by the protocol, then scrubbed). A refusal of the service's own credentials, and every upstream
+ * 5xx but the protocol's own (passedServerStatuses), is this service's failure.
  */
-const upstreamErrorProblem = (protocol: Protocol, status: number, body: string): Problem => {
-  if (status === 401 || status === 403) {
-    return { status: 502, code: "upstream_credentials", message: "The upstream provider refused this service's credentials." }
-  }
+const upstreamRefusal = (
+  protocol: Protocol,
+  status: number,
+  body: string,
+  admitted: Admitted,
+  scrubbed: (problem: Problem) => Problem
+): UpstreamRefusal => {
+  if (status === 401 || status === 403) return new UpstreamCredentialsRefused(admitted)
   if ((status >= 400 && status < 500) || protocol.passedServerStatuses?.includes(status) === true) {
-    return protocol.upstreamProblem(answerableStatus(status), body)
+    return new UpstreamRefused({ answer: scrubbed(protocol.upstreamProblem(answerableStatus(status), body)), ...admitted })
   }
-  return { status: 502, code: "upstream_error", message: `The upstream provider failed (status ${status}).` }
+  return new UpstreamFailed({ status, ...admitted })
 }
 
 /**
@@ -126,12 +128,11 @@ const upstreamErrorProblem = (protocol: Protocol, status: number, body: string):
  * ones too — through the UsageRecorder, off the request path.
  */
 export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
-  readonly forward: (input: ForwardInput) => Effect.Effect<Forwarded, ForwardFailure>
+  readonly forward: (input: ForwardInput) => Effect.Effect<Forwarded, Refusal>
 }>() {
   static readonly layer = Layer.effect(
     Forwarder,
     Effect.gen(function*() {
-      const upstreams = yield* Upstreams
       const client = yield* UpstreamClient
       const recorder = yield* UsageRecorder
       const prices = yield* Prices
@@ -162,7 +163,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         const tokens = boundCounts({ inputTokens: result.inputTokens, outputTokens: result.outputTokens })
         const cost = boundedCost(prices.cost(input.model, tokens.value))
         const clamped = [...tokens.clamped, ...cost.clamped]
-        const model = input.family === "usage_export" ? undefined : findModel(input.provider, input.family, input.model)
+        const model = input.family === "usage_export" ? undefined : findModel(input.provider.id, input.family, input.model)
         const settle = admission.settle(
           settledTokens(tokens.value.inputTokens + tokens.value.outputTokens, input.reservedTokens, model?.contextLength)
         )
@@ -178,7 +179,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             workspaceId: input.principal.workspace.id,
             keyId: input.principal.keyId,
             endpoint: input.endpoint,
-            provider: input.provider,
+            provider: input.provider.id,
             region: input.region,
             model: input.model,
             status: result.status,
@@ -194,17 +195,22 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         )
       }
 
-      const refuse = (
-        input: ForwardInput,
-        admission: Admission,
-        started: number,
-        problem: Problem,
-        headers: Record<string, string> = {}
-      ) =>
+      /** An admitted request that failed: recorded with the status its client gets (the provider renders it). */
+      const refuse = (input: ForwardInput, admission: Admission, started: number, refusal: UpstreamRefusal) =>
         Effect.zipRight(
-          record(input, admission, started, { status: problem.status, outcome: "failed", inputTokens: 0, outputTokens: 0 }),
-          Effect.fail(new ForwardFailure({ problem, headers: { ...admission.headers, ...headers }, admitted: true }))
+          record(input, admission, started, {
+            status: problemOf(input.provider, refusal).status,
+            outcome: "failed",
+            inputTokens: 0,
+            outputTokens: 0
+          }),
+          Effect.fail(refusal)
         )
+
+      const admitted = (admission: Admission, hints: Readonly<Record<string, string>> = {}): Admitted => ({
+        readings: admission.readings,
+        hints
+      })
 
       const simulatedHeader = (target: UpstreamTarget): Record<string, string> =>
         target.simulated ? { "x-workspace-api-simulated": "true" } : {}
@@ -229,7 +235,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               )
           }),
           Effect.catchTag("UpstreamFailure", (failure) =>
-            refuse(input, admission, started, failureProblem(failure), failure.kind === "overloaded" ? busyRetryHints : {}))
+            refuse(input, admission, started, unavailable(failure, admitted(admission, failure.kind === "overloaded" ? busyRetryHints : {}))))
         )
 
       const relayStream = (
@@ -255,7 +261,9 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             const fail = (failure: UpstreamFailure, unsent: string) => {
               done = true
               body.destroy()
-              const problem = tally.upstreamError === undefined ? failureProblem(failure) : scrubbed(tally.upstreamError)
+              const problem = tally.upstreamError === undefined
+                ? problemOf(input.provider, unavailable(failure, inStream))
+                : scrubbed(tally.upstreamError)
               sink.cut(unsent + input.protocol.streamError(problem), () =>
                 resume(Effect.succeed("failed" as const)))
             }
@@ -312,45 +320,47 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       return {
         forward: (input) => {
           // Set once the request is admitted: from then on, an interruption is recorded (made per call).
-          let admitted: { readonly admission: Admission; readonly started: number } | undefined
+          let admittedAt: { readonly admission: Admission; readonly started: number } | undefined
           return Effect.gen(function*() {
             const started = performance.now()
-            const target = Option.getOrUndefined(upstreams.resolve(input.provider, input.region))
-            if (target === undefined) {
-              return yield* Effect.fail(
-                new ForwardFailure({
-                  problem: { status: 404, code: "region_not_found", message: `Region '${input.region}' is not served here.`, param: "region" },
-                  headers: {}
-                })
-              )
-            }
+            const target = input.target
             const admission = yield* rateLimits.admit({
               principal: input.principal,
               family: input.family,
               model: input.model,
-              tokens: input.reservedTokens,
-              format: input.protocol.format
-            }).pipe(Effect.mapError(({ headers, problem }) => new ForwardFailure({ problem, headers, admitted: true })))
-            admitted = { admission, started }
+              tokens: input.reservedTokens
+            })
+            admittedAt = { admission, started }
             const response = yield* client.send(target, {
               provider: input.provider,
               path: input.path,
               body: JSON.stringify(input.body),
               ...(input.upstreamHeaders ? { headers: input.upstreamHeaders } : {})
-            }).pipe(Effect.catchTag("UpstreamFailure", (failure) => refuse(input, admission, started, failureProblem(failure))))
-            const headers = { ...admission.headers, ...pickHeaders(response.headers), ...simulatedHeader(target) }
+            }).pipe(Effect.catchTag("UpstreamFailure", (failure) => refuse(input, admission, started, unavailable(failure, admitted(admission)))))
+            const hints = { ...pickHeaders(response.headers), ...simulatedHeader(target) }
+            const headers = { ...admissionHeaders(input.provider, admission.readings), ...hints }
             if (response.status >= 300) {
               const body = yield* client.readAnswer(response.body, maxErrorBodyBytes).pipe(
                 Effect.map((bytes) => bytes.toString("utf8")),
                 Effect.orElseSucceed(() => "")
               )
-              return yield* refuse(input, admission, started, scrubbed(upstreamErrorProblem(input.protocol, response.status, body)), headers)
+              return yield* refuse(
+                input,
+                admission,
+                started,
+                upstreamRefusal(input.protocol, response.status, body, admitted(admission, hints), scrubbed)
+              )
             }
             const contentType = String(response.headers["content-type"] ?? "")
             if (input.stream !== contentType.includes("text/event-stream")) {
               // Not read: whatever it is, it is not the answer asked for.
               response.body.destroy()
-              return yield* refuse(input, admission, started, failureProblem(new UpstreamFailure({ kind: "malformed", detail: contentType })))
+              return yield* refuse(
+                input,
+                admission,
+                started,
+                unavailable(new UpstreamFailure({ kind: "malformed", detail: contentType }), admitted(admission))
+              )
             }
             return input.stream
               ? relayStream(input, admission, started, response, headers)
@@ -359,7 +369,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             // The client left before the answer (499, nginx's "client closed request"): billed for the
             // prompt the upstream was sent, as a cancelled stream is.
             Effect.onInterrupt(() =>
-              admitted === undefined ? Effect.void : record(input, admitted.admission, admitted.started, {
+              admittedAt === undefined ? Effect.void : record(input, admittedAt.admission, admittedAt.started, {
                 status: 499,
                 outcome: "cancelled",
                 inputTokens: input.estimatedInputTokens,

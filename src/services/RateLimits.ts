@@ -1,27 +1,18 @@
-import { Clock, Context, Data, Effect, Layer, Ref } from "effect"
-import type { ErrorFormat, Problem } from "../domain/problem"
-import { familyLimit, type Limit, modelLimit, resetDuration } from "../domain/rateLimits"
+import { Clock, Context, Effect, Layer, Ref } from "effect"
+import { familyLimit, type Limit, modelLimit } from "../domain/rateLimits"
+import { type LimitReadings, type LimitRefusal, LimitsUnavailable, RateLimited, RequestExceedsLimit } from "../domain/refusals"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import { AppConfig } from "../config"
-import { maxRetryAfterMs } from "../domain/protocols/untrusted"
 import type { Principal } from "../domain/principal"
 import { type BucketDemand, type BucketReading, RateLimiter, type RateDecision } from "./RateLimiter"
 
 /**
- * A refused request: 429 (or 503 when limits cannot be checked and the setting is to fail closed).
- * A tagged value, not an Error: 429s come in floods and nothing reads their stacks.
- */
-export class RateLimited extends Data.TaggedClass("RateLimited")<{
-  readonly problem: Problem
-  readonly headers: Readonly<Record<string, string>>
-}> {}
-
-/**
- * An admitted request: the headers to answer with, and how to settle the tokens once the use is
+ * An admitted request: the workspace's limits as the decision left them (undefined when they could
+ * not be checked and the request was let through), and how to settle the tokens once the use is
  * known (in the background: the store is updated shortly after, not before the answer).
  */
 export interface Admission {
-  readonly headers: Readonly<Record<string, string>>
+  readonly readings: LimitReadings | undefined
   readonly settle: (usedTokens: number) => Effect.Effect<void>
 }
 
@@ -32,8 +23,6 @@ export interface AdmissionRequest {
   readonly model?: string | undefined
   /** Tokens reserved now: estimated input plus the most output the request may produce. */
   readonly tokens: number
-  /** Which header set to answer with. */
-  readonly format: ErrorFormat
 }
 
 interface Bucket {
@@ -62,49 +51,12 @@ const tightest = (buckets: ReadonlyArray<Bucket>, readings: ReadonlyArray<Bucket
   return ofKind.reduce((a, b) => (b.remaining / b.limit < a.remaining / a.limit ? b : a))
 }
 
-/** The rate-limit headers each protocol's clients know. provider_c uses the chat-completions set. */
-const limitHeaders = (format: ErrorFormat, requests: BucketReading, tokens: BucketReading, now: number): Record<string, string> => {
-  const remaining = (reading: BucketReading) => String(Math.max(0, Math.floor(reading.remaining)))
-  if (format === "provider_b") {
-    const at = (reading: BucketReading) => new Date(now + reading.resetMs).toISOString().replace(/\.\d{3}Z$/, "Z")
-    return {
-      "anthropic-ratelimit-requests-limit": String(requests.limit),
-      "anthropic-ratelimit-requests-remaining": remaining(requests),
-      "anthropic-ratelimit-requests-reset": at(requests),
-      "anthropic-ratelimit-tokens-limit": String(tokens.limit),
-      "anthropic-ratelimit-tokens-remaining": remaining(tokens),
-      "anthropic-ratelimit-tokens-reset": at(tokens)
-    }
-  }
-  return {
-    "x-ratelimit-limit-requests": String(requests.limit),
-    "x-ratelimit-remaining-requests": remaining(requests),
-    "x-ratelimit-reset-requests": resetDuration(requests.resetMs),
-    "x-ratelimit-limit-tokens": String(tokens.limit),
-    "x-ratelimit-remaining-tokens": remaining(tokens),
-    "x-ratelimit-reset-tokens": resetDuration(tokens.resetMs)
-  }
-}
-
-/**
- * Both retry hints the client libraries read: whole seconds (at least 1) and exact milliseconds,
- * never more than 600 s (a client told to wait longer asks again then, and is told anew).
- */
-export const retryHeaders = (retryAfterMs: number): Record<string, string> => {
-  const ms = Math.min(maxRetryAfterMs, retryAfterMs)
-  return {
-    "retry-after": String(Math.max(1, Math.ceil(ms / 1_000))),
-    "retry-after-ms": String(Math.max(1, Math.ceil(ms)))
-  }
-}
-
-const familyNames: Readonly<Record<LimitFamily, string>> = {
-  usage_export: "usage export",
-  chat_completions: "chat completion",
-  messages: "messages",
-  fim: "FIM completion",
-  embeddings: "embeddings"
-}
+/** The tightest bucket of each kind, read at `at`: what the answer's limit headers show. */
+const readingsOf = (buckets: ReadonlyArray<Bucket>, readings: ReadonlyArray<BucketReading>, at: number): LimitReadings => ({
+  requests: tightest(buckets, readings, "requests"),
+  tokens: tightest(buckets, readings, "tokens"),
+  at
+})
 
 /**
  * Per-workspace limits (shared by all keys of a workspace) on requests and tokens per minute, per
@@ -112,7 +64,7 @@ const familyNames: Readonly<Record<LimitFamily, string>> = {
  * settled against the real use afterwards.
  */
 export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
-  readonly admit: (request: AdmissionRequest) => Effect.Effect<Admission, RateLimited>
+  readonly admit: (request: AdmissionRequest) => Effect.Effect<Admission, LimitRefusal>
 }>() {
   static readonly layer = Layer.effect(
     RateLimits,
@@ -131,25 +83,17 @@ export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
               Effect.annotateLogs({ policy: rateLimit.onStoreFailure === "open" ? "admitting (fail open)" : "refusing (fail closed)", cause: String(cause) })
             )
           }
-          if (rateLimit.onStoreFailure === "open") return { headers: {}, settle: () => Effect.void } satisfies Admission
-          return yield* Effect.fail(new RateLimited({
-            problem: { status: 503, code: "rate_limit_unavailable", message: "Rate limits cannot be checked right now. Retry shortly." },
-            headers: retryHeaders(1_000)
-          }))
+          if (rateLimit.onStoreFailure === "open") return { readings: undefined, settle: () => Effect.void } satisfies Admission
+          return yield* Effect.fail(new LimitsUnavailable())
         })
 
       const refuse = (request: AdmissionRequest, buckets: ReadonlyArray<Bucket>, decision: RateDecision, now: number) => {
-        const requests = tightest(buckets, decision.buckets, "requests")
-        const tokens = tightest(buckets, decision.buckets, "tokens")
         const short = decision.buckets.find((reading, i) => reading.remaining < (buckets[i]!.kind === "requests" ? 1 : request.tokens))
-        const what = short?.key.includes(":model:") ? `model ${request.model}` : `${familyNames[request.family]} requests of this workspace`
         return Effect.fail(new RateLimited({
-          problem: {
-            status: 429,
-            code: "rate_limit_exceeded",
-            message: `Rate limit reached for ${what}. Retry in ${Math.ceil(decision.retryAfterMs / 1_000)} s, or ask for a higher limit.`
-          },
-          headers: { ...limitHeaders(request.format, requests, tokens, now), ...retryHeaders(decision.retryAfterMs) }
+          readings: readingsOf(buckets, decision.buckets, now),
+          retryAfterMs: decision.retryAfterMs,
+          family: request.family,
+          model: short?.key.includes(":model:") ? request.model : undefined
         }))
       }
 
@@ -165,17 +109,11 @@ export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
                 Effect.option
               )
               const now = yield* Clock.currentTimeMillis
-              const current = reading._tag === "Some"
-                ? limitHeaders(request.format, tightest(buckets, reading.value.buckets, "requests"), tightest(buckets, reading.value.buckets, "tokens"), now)
-                : {}
-              return yield* Effect.fail(new RateLimited({
-                problem: {
-                  status: 429,
-                  code: "request_exceeds_limit",
-                  message: `This request needs about ${request.tokens} tokens, more than the limit of ${tooLarge.limit} tokens per minute${tooLarge.key.includes(":model:") ? ` for ${request.model}` : ""}. Lower max_tokens or the input, or ask for a higher limit.`
-                },
-                // No retry-after: waiting would not help, so the client libraries must not retry it.
-                headers: { ...current, "x-should-retry": "false" }
+              return yield* Effect.fail(new RequestExceedsLimit({
+                readings: reading._tag === "Some" ? readingsOf(buckets, reading.value.buckets, now) : undefined,
+                tokens: request.tokens,
+                limit: tooLarge.limit,
+                model: tooLarge.key.includes(":model:") ? request.model : undefined
               }))
             }
             const demands: ReadonlyArray<BucketDemand> = buckets.map((bucket) => ({
@@ -190,7 +128,7 @@ export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
             const readings = decision.right.buckets
             const tokenBuckets = demands.filter((_, i) => buckets[i]!.kind === "tokens")
             return {
-              headers: limitHeaders(request.format, tightest(buckets, readings, "requests"), tightest(buckets, readings, "tokens"), now),
+              readings: readingsOf(buckets, readings, now),
               // Off the request path: the answer does not wait for a shared store to be updated.
               settle: (usedTokens) => {
                 if (usedTokens === request.tokens) return Effect.void

@@ -1,9 +1,10 @@
-import { Context, Data, Effect, Layer, Redacted } from "effect"
+import { Context, Data, Effect, Layer } from "effect"
 import { EventEmitter } from "node:events"
 import type { Readable } from "node:stream"
 import { Pool, errors as undiciErrors } from "undici"
 import { AppConfig } from "../config"
-import type { Provider, UpstreamTarget } from "./Upstreams"
+import type { ProviderDialect } from "../providers/provider"
+import type { UpstreamTarget } from "./Upstreams"
 
 /** Why an upstream exchange failed. `detail` is for logs only: no body ever shows it. */
 export class UpstreamFailure extends Data.TaggedError("UpstreamFailure")<{
@@ -34,17 +35,14 @@ export interface UpstreamResponse {
 }
 
 export interface UpstreamRequest {
-  readonly provider: Provider
+  /** Whose upstream: its record says how the service's own credentials go. */
+  readonly provider: ProviderDialect
   /** Appended to the upstream's API root, e.g. /v1/chat/completions. */
   readonly path: string
   readonly body: string
   /** Protocol headers beside auth and content type, e.g. the messages version. */
   readonly headers?: Readonly<Record<string, string>>
 }
-
-/** How each provider expects the service's own credentials. The caller's key never leaves the service. */
-const authHeaders = (provider: Provider, key: Redacted.Redacted): Record<string, string> =>
-  provider === "provider_b" ? { "x-api-key": Redacted.value(key) } : { authorization: `Bearer ${Redacted.value(key)}` }
 
 export const classify = (cause: unknown): UpstreamFailure => {
   if (cause instanceof ExchangeDeadline) return new UpstreamFailure({ kind: "timeout", detail: cause.message })
@@ -188,7 +186,8 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
                     accept: "application/json, text/event-stream",
                     "user-agent": "workspace-api",
                     ...request.headers,
-                    ...authHeaders(request.provider, target.key)
+                    // The caller's key never leaves the service: the upstream gets the service's own.
+                    ...request.provider.upstreamAuth(target.key)
                   },
                   body: request.body,
                   signal

@@ -1,10 +1,10 @@
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Either, Layer, Option, Redacted } from "effect"
 import { AppConfig, upstreamIds, type UpstreamId } from "../config"
+import { RegionNotServed } from "../domain/refusals"
+import type { ProviderDialect } from "../providers/provider"
 import { SimulatorAddress, SimulatorServerLive } from "../simulator/server"
 import { SimulatorSettings } from "../simulator/settings"
 import { SimulatorTokenizer } from "../simulator/tokenizer"
-
-export type Provider = "provider_a" | "provider_b" | "provider_c"
 
 /** Where one provider and region is served: the provider's API root and the credentials the service uses there. */
 export interface UpstreamTarget {
@@ -16,16 +16,9 @@ export interface UpstreamTarget {
   readonly simulated: boolean
 }
 
-/** The regions each provider serves; any other region is "not found" for it. */
-export const regionsOf: Readonly<Record<Provider, ReadonlyArray<string>>> = {
-  provider_a: ["eu", "us"],
-  provider_b: ["eu", "us"],
-  provider_c: ["eu"]
-}
-
 export class Upstreams extends Context.Tag("Upstreams")<Upstreams, {
-  /** The target of a provider in a region; None when the provider does not serve that region. */
-  readonly resolve: (provider: Provider, region: string) => Option.Option<UpstreamTarget>
+  /** The target of a provider in a region: the one place a region is checked (the provider's record lists them). */
+  readonly resolve: (provider: ProviderDialect, region: string) => Either.Either<UpstreamTarget, RegionNotServed>
 }>() {
   /**
    * The configured upstreams. Those left unset are answered by the built-in simulator, started on a
@@ -60,8 +53,10 @@ export class Upstreams extends Context.Tag("Upstreams")<Upstreams, {
         })
       )
       return {
-        resolve: (provider, region) =>
-          regionsOf[provider].includes(region) ? Option.fromNullable(targets.get(`${provider}_${region}`)) : Option.none()
+        resolve: (provider, region) => {
+          const target = provider.regions.includes(region) ? targets.get(`${provider.id}_${region}`) : undefined
+          return target === undefined ? Either.left(new RegionNotServed({ region })) : Either.right(target)
+        }
       }
     })
   )

@@ -1,4 +1,5 @@
 import { Context, Duration, Effect, Either, Fiber, Layer, Option, Ref, Schedule, Schema } from "effect"
+import { type ProviderId, providers } from "../providers/provider"
 import type { StorageFailure } from "./StorageFailure"
 import { UsageJournal } from "./UsageJournal"
 import { UsageLedger } from "./UsageLedger/index"
@@ -10,7 +11,7 @@ export interface ApiRequestRecord {
   readonly workspaceId: string
   readonly keyId: string
   readonly endpoint: "chat_completions" | "embeddings" | "messages" | "fim_completions"
-  readonly provider: "provider_a" | "provider_b" | "provider_c"
+  readonly provider: ProviderId
   readonly region: string
   readonly model: string
   /** The status the client got (a stream that failed midway keeps its 200; a client that left, 499). */
@@ -35,7 +36,7 @@ const JournalLine = Schema.parseJson(Schema.Struct({
   workspaceId: Schema.String,
   keyId: Schema.String,
   endpoint: Schema.Literal("chat_completions", "embeddings", "messages", "fim_completions"),
-  provider: Schema.Literal("provider_a", "provider_b", "provider_c"),
+  provider: Schema.Literal(...providers.map((provider) => provider.id)),
   region: Schema.String,
   model: Schema.String,
   status: Schema.Number,

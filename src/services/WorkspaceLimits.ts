@@ -46,7 +46,7 @@ export class WorkspaceLimits extends Context.Tag("WorkspaceLimits")<WorkspaceLim
           ...modelOf(family).map((model) => ({ family, model }))
         ])
         return Effect.forEach(requests, ({ family, model }) => {
-          const buckets = bucketsOf({ principal, family, model, tokens: 0, format: "admin" })
+          const buckets = bucketsOf({ principal, family, model, tokens: 0 })
           // The model's pair comes after the family's in bucketsOf.
           const own = model === undefined ? buckets.slice(0, 2) : buckets.slice(2, 4)
           return limiter.acquire(own.map((bucket) => ({ key: bucket.key, limit: bucket.limit, amount: 0 }))).pipe(

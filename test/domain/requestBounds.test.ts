@@ -1,6 +1,19 @@
 import { describe, expect, it } from "vitest"
 import { MODEL_CATALOG } from "../../src/domain/models"
-import { messageCountProblem, rawMessageCountProblem } from "../../src/domain/requestBounds"
+import type { ModelFamily, ProviderId } from "../../src/domain/models"
+import { tooManyMessages, tooManyRawMessages } from "../../src/domain/requestBounds"
+import { providerA } from "../../src/providers/providerA/dialect"
+import { problemOf } from "../../src/providers/render"
+
+/** The refusals as provider_a answers them. */
+const messageCountProblem = (provider: ProviderId, family: ModelFamily, body: unknown) => {
+  const refusal = tooManyMessages(provider, family, body)
+  return refusal === undefined ? undefined : problemOf(providerA, refusal)
+}
+const rawMessageCountProblem = (provider: ProviderId, family: ModelFamily, body: Buffer) => {
+  const refusal = tooManyRawMessages(provider, family, body)
+  return refusal === undefined ? undefined : problemOf(providerA, refusal)
+}
 
 describe("message-count bounds", () => {
   it("refuses more messages than the model's context can hold at three tokens each", () => {

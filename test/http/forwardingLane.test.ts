@@ -7,11 +7,11 @@ import { defaultWorkspaceSettings } from "../../src/domain/workspaceSettings"
 import { CredentialThrottle } from "../../src/http/credentialThrottle"
 import { ForwardingLane } from "../../src/http/forwardingLane"
 import { AuthService } from "../../src/services/AuthService"
-import { ChatCompletions } from "../../src/services/ChatCompletions"
-import { Embeddings } from "../../src/services/Embeddings"
-import { FimCompletions } from "../../src/services/FimCompletions"
+import { ChatCompletions } from "../../src/providers/providerA/ChatCompletions"
+import { Embeddings } from "../../src/providers/providerA/Embeddings"
+import { FimCompletions } from "../../src/providers/providerC/FimCompletions"
 import type { StreamSink } from "../../src/services/Forwarder"
-import { Messages } from "../../src/services/Messages"
+import { Messages } from "../../src/providers/providerB/Messages"
 import { RateLimits } from "../../src/services/RateLimits"
 
 const principal = {
@@ -39,7 +39,7 @@ const laneLayer = ForwardingLane.layer.pipe(
   Layer.provide(Layer.succeed(Messages, unused)),
   Layer.provide(Layer.succeed(FimCompletions, unused)),
   Layer.provide(CredentialThrottle.layer),
-  Layer.provide(Layer.succeed(RateLimits, { admit: () => Effect.succeed({ headers: {}, settle: () => Effect.void }) })),
+  Layer.provide(Layer.succeed(RateLimits, { admit: () => Effect.succeed({ readings: undefined, settle: () => Effect.void }) })),
   Layer.provide(AppConfig.layer),
   Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["DATA_DIR", "/tmp/lane-unit"]]))))
 )

@@ -4,7 +4,9 @@ import { AppConfig } from "../../src/config"
 import { defaultWorkspaceSettings } from "../../src/domain/workspaceSettings"
 import type { Principal } from "../../src/domain/principal"
 import { RateLimiter } from "../../src/services/RateLimiter"
-import { RateLimits } from "../../src/services/RateLimits"
+import { type Admission, RateLimits } from "../../src/services/RateLimits"
+import { providerA } from "../../src/providers/providerA/dialect"
+import { admissionHeaders, renderRefusal } from "../../src/providers/render"
 
 const principal: Principal = {
   keyId: "key-1",
@@ -21,24 +23,27 @@ const limitsOn = (limiter: Layer.Layer<RateLimiter>) =>
 
 const remainingTokens = (headers: Readonly<Record<string, string>>) => Number(headers["x-ratelimit-remaining-tokens"])
 
+/** What provider_a's clients are answered with: admissions and refusals rendered by its dialect. */
+const headersOf = (admission: Admission) => admissionHeaders(providerA, admission.readings)
+
 describe("RateLimits", () => {
   it.effect("settles a reservation in place when the limiter is in memory: the next decision sees it at once", () =>
     Effect.gen(function*() {
       const limits = yield* RateLimits
-      const admit = (tokens: number) => limits.admit({ principal, family: "chat_completions", tokens, format: "provider_a" })
+      const admit = (tokens: number) => limits.admit({ principal, family: "chat_completions", tokens })
       const first = yield* admit(4_000)
       // 4,000 reserved, 1,000 used: 3,000 come back before anything else runs.
       yield* first.settle(1_000)
       const second = yield* admit(0)
-      expect(remainingTokens(second.headers)).toBeGreaterThanOrEqual(remainingTokens(first.headers) + 3_000 - 1)
+      expect(remainingTokens(headersOf(second))).toBeGreaterThanOrEqual(remainingTokens(headersOf(first)) + 3_000 - 1)
     }).pipe(Effect.provide(limitsOn(RateLimiter.memory))))
 
   it.effect("refuses a request larger than the limit with the limit headers, taking nothing, and no retry-after", () =>
     Effect.gen(function*() {
       const limits = yield* RateLimits
-      const admit = (tokens: number) => limits.admit({ principal, family: "chat_completions", tokens, format: "provider_a" })
+      const admit = (tokens: number) => limits.admit({ principal, family: "chat_completions", tokens })
       yield* admit(10_000)
-      const refused = yield* Effect.flip(admit(70_000))
+      const refused = renderRefusal(providerA, yield* Effect.flip(admit(70_000)))
       expect(refused.problem).toMatchObject({ status: 429, code: "request_exceeds_limit" })
       expect(refused.headers).toMatchObject({
         "x-should-retry": "false",
@@ -50,7 +55,7 @@ describe("RateLimits", () => {
       expect(refused.headers["retry-after"]).toBeUndefined()
       expect(refused.headers["retry-after-ms"]).toBeUndefined()
       // Nothing was taken by the refusal.
-      expect(remainingTokens((yield* admit(0)).headers)).toBe(50_000)
+      expect(remainingTokens(headersOf(yield* admit(0)))).toBe(50_000)
     }).pipe(Effect.provide(limitsOn(RateLimiter.memory))))
 
   it.effect("settles off the request path when the limiter's store is shared", () =>
@@ -67,7 +72,7 @@ describe("RateLimits", () => {
           }))
       ).pipe(Layer.provide(RateLimiter.memory))
       const admission = yield* Effect.flatMap(RateLimits, (limits) =>
-        limits.admit({ principal, family: "chat_completions", tokens: 500, format: "provider_a" })).pipe(Effect.provide(limitsOn(slowStore)))
+        limits.admit({ principal, family: "chat_completions", tokens: 500 })).pipe(Effect.provide(limitsOn(slowStore)))
       yield* admission.settle(100)
       yield* Effect.yieldNow()
       expect(settled).toEqual([-400])

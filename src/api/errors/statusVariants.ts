@@ -1,17 +1,8 @@
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
+import { errorStatuses, type ErrorStatus } from "../../domain/problem"
 
-/** Statuses any of our error formats may answer with (upstream 4xx pass through; 529 is provider_b's "overloaded"). */
-export const errorStatuses = [
-  400, 401, 402, 403, 404, 405, 408, 409, 410, 412, 413, 415, 422, 424, 429, 451, 500, 501, 502, 503, 504, 529
-] as const
-
-const declared: ReadonlySet<number> = new Set(errorStatuses)
-
-/** A status we can answer with: itself when declared, else the nearest general one (400 or 502). */
-export const answerableStatus = (status: number): number =>
-  declared.has(status) ? status : status >= 400 && status < 500 ? 400 : 502
-export type ErrorStatus = (typeof errorStatuses)[number]
+export { answerableStatus, errorStatuses, type ErrorStatus } from "../../domain/problem"
 
 /**
  * HttpApi encodes errors through one union of schemas and takes the status from the member's

@@ -1,10 +1,10 @@
 /** The OpenAPI document is generated from these schemas: each must yield a JSON Schema. */
 import { describe, expect, it } from "@effect/vitest"
 import { JSONSchema, Schema } from "effect"
-import * as chatCompletions from "../../../src/api/schemas/chatCompletions"
-import * as embeddings from "../../../src/api/schemas/embeddings"
-import * as fim from "../../../src/api/schemas/fim"
-import * as messages from "../../../src/api/schemas/messages"
+import * as chatCompletions from "../../../src/providers/providerA/chatCompletionsWire"
+import * as embeddings from "../../../src/providers/providerA/embeddingsWire"
+import * as fim from "../../../src/providers/providerC/fimWire"
+import * as messages from "../../../src/providers/providerB/messagesWire"
 import * as usageExport from "../../../src/api/schemas/usageExport"
 
 const schemasOf = (module: Record<string, unknown>): ReadonlyArray<readonly [string, Schema.Schema<unknown, unknown>]> =>

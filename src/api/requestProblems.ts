@@ -1,0 +1,69 @@
+import { HttpApiError } from "@effect/platform"
+import { Effect, Schema } from "effect"
+import type { Problem } from "../domain/problem"
+import { InvalidRequest } from "../domain/refusals"
+import { fromFormatterIssues, malformedJsonIssue } from "../domain/validationIssue"
+
+// The problems of a request as the framework reads it (size, type, JSON, payload), whichever path
+// serves it: the HttpApi app (through http/failureToProblem.ts) or the forwarding lane.
+
+/** A request body that does not decode into the endpoint's payload, naming the first bad field. */
+export const decodeProblem = (error: HttpApiError.HttpApiDecodeError): Problem => {
+  const { message, param } = fromFormatterIssues(error.issues)
+  const missing = error.issues.some((issue) => issue._tag === "Missing")
+  return param === null
+    ? { status: 400, code: "invalid_request", message }
+    : { status: 400, code: missing ? "missing_required_parameter" : "invalid_value", message, param }
+}
+
+export const malformedBody: Problem = {
+  status: 400,
+  code: "invalid_json",
+  message: `${malformedJsonIssue.message} Send a JSON object with Content-Type: application/json.`
+}
+
+export const tooDeep: Problem = {
+  status: 400,
+  code: "invalid_json",
+  message: "The request body is nested too deeply. Send a JSON object of ordinary depth."
+}
+
+export const unsupportedMediaType = (contentType: string): Problem => ({
+  status: 415,
+  code: "unsupported_media_type",
+  message: `Content-Type '${contentType}' is not supported: send the body as JSON with Content-Type: application/json.`
+})
+
+/** Whether a request's body is to be read as JSON: declared so, or not declared at all. */
+export const isJsonOrUndeclared = (contentType: string | undefined): boolean => {
+  const type = contentType?.split(";")[0]?.trim().toLowerCase() ?? ""
+  return type === "" || type === "application/json" || type.endsWith("+json")
+}
+
+export const tooLarge = (limit: number): Problem => ({
+  status: 413,
+  code: "request_too_large",
+  message: `The request body is larger than the limit of ${limit} bytes.`
+})
+
+/**
+ * Effect's parser throws on a union's tag that is an object which cannot be turned into text (JSON
+ * such as `{"type": {"toString": 0}}`): the body is refused, not answered with a 500.
+ */
+const unreadableBody: Problem = {
+  status: 400,
+  code: "invalid_request",
+  message: "The request body is invalid: a field that names a type holds an object where text was expected."
+}
+
+/** The payload as the endpoint declares it, or the 400 HttpApi would answer (first bad field named). */
+export const decodePayload = <A, I>(schema: Schema.Schema<A, I>, body: unknown): Effect.Effect<A, InvalidRequest> =>
+  // Suspended: the parser runs when decodeUnknown is called, and its throw must land in the effect.
+  Effect.suspend(() => Schema.decodeUnknown(schema)(body)).pipe(
+    Effect.catchTag("ParseError", (error) =>
+      Effect.flatMap(
+        HttpApiError.HttpApiDecodeError.fromParseError(error),
+        (decodeError) => Effect.fail(new InvalidRequest({ problem: decodeProblem(decodeError) }))
+      )),
+    Effect.catchAllDefect(() => Effect.fail(new InvalidRequest({ problem: unreadableBody })))
+  )

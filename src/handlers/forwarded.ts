@@ -1,0 +1,162 @@
+import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Effect, FiberRef } from "effect"
+import type * as http from "node:http"
+import { CurrentPrincipal } from "../api/security"
+import { decodePayload } from "../api/requestProblems"
+import type { Principal } from "../domain/principal"
+import type { Refusal } from "../domain/refusals"
+import type { ForwardedEndpoint } from "../providers/forwardedEndpoint"
+import { ChatCompletions } from "../providers/providerA/ChatCompletions"
+import { Embeddings } from "../providers/providerA/Embeddings"
+import { chatCompletions, embeddings } from "../providers/providerA/endpoints"
+import { messages } from "../providers/providerB/endpoints"
+import { Messages } from "../providers/providerB/Messages"
+import { fimCompletions } from "../providers/providerC/endpoints"
+import { FimCompletions } from "../providers/providerC/FimCompletions"
+import type { Provider } from "../providers/provider"
+import { renderRefusal } from "../providers/render"
+import type { Forwarded, StreamSink } from "../services/Forwarder"
+import { type FormatErrors, problemAs } from "../api/errors/errorFormat"
+import { currentRequestId, requestIdHeaders } from "./requestId"
+
+const streamHeaders = { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" }
+
+/** The client's connection as a stream sink. */
+const sinkOf = (response: http.ServerResponse): StreamSink => ({
+  write: (text) => response.write(text),
+  onDrain: (resume) => void response.once("drain", resume),
+  end: () => void response.end(),
+  cut: (inBandError, afterCut) =>
+    void response.write(inBandError, () => {
+      response.destroy()
+      // Marks the response ended, so the server does not try to answer it again.
+      response.end()
+      afterCut()
+    })
+})
+
+/** Writes a relayed stream to the connection: status and headers, then the events as they come. */
+export const writeStream = (
+  response: http.ServerResponse,
+  answer: Extract<Forwarded, { _tag: "Stream" }>,
+  headers: Readonly<Record<string, string>>
+): Effect.Effect<void> => {
+  response.writeHead(200, { ...streamHeaders, ...answer.headers, ...headers })
+  return answer.relay(sinkOf(response))
+}
+
+/**
+ * A stream is written straight to the connection (the server's own stream bodies cost more CPU
+ * than the rest of the request); the server then finds the response ended and leaves it. The
+ * request id headers are set here, as the request-context middleware would on other answers.
+ */
+const relayed = (request: HttpServerRequest.HttpServerRequest, answer: Extract<Forwarded, { _tag: "Stream" }>) =>
+  Effect.flatMap(FiberRef.get(currentRequestId), (requestId) =>
+    writeStream(
+      NodeHttpServerRequest.toServerResponse(request),
+      answer,
+      requestId === undefined ? {} : requestIdHeaders(requestId)
+    ).pipe(Effect.as(HttpServerResponse.empty({ status: 200 }))))
+
+/** Answers with what was forwarded, or with the refusal as the provider renders it (its headers on the answer). */
+export const respond = <P extends Provider>(
+  provider: P,
+  forwarded: Effect.Effect<Forwarded, Refusal>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, FormatErrors[P["id"]], HttpServerRequest.HttpServerRequest> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    forwarded.pipe(
+      Effect.flatMap((answer) =>
+        answer._tag === "Json"
+          ? Effect.succeed(HttpServerResponse.uint8Array(answer.body, { contentType: "application/json", headers: answer.headers }))
+          : relayed(request, answer)
+      ),
+      Effect.catchAll((refusal) => {
+        const { headers, problem } = renderRefusal(provider, refusal)
+        return Effect.zipRight(
+          Object.keys(headers).length === 0
+            ? Effect.void
+            : HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers))),
+          Effect.fail(problemAs<P["id"]>(provider.id, problem))
+        )
+      })
+    ))
+
+/** Headers as either path reads them: Node's (a repeated header as a list) or the framework's. */
+export type RequestHeaders = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+
+/** The caller headers an endpoint passes on, one value each. */
+export type PassedHeaders = Readonly<Record<string, string | undefined>>
+
+const noHeaders: PassedHeaders = {}
+
+/** A header sent more than once is read as Node joins it for the framework: comma-separated. */
+const oneHeader = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
+  typeof value === "string" || value === undefined ? value : value.join(", ")
+
+/** The endpoint's passed headers of a request (no object made for endpoints that pass none). */
+export const passedHeaders = (endpoint: { readonly passedHeaders: ReadonlyArray<string> }, headers: RequestHeaders): PassedHeaders => {
+  if (endpoint.passedHeaders.length === 0) return noHeaders
+  const passed: Record<string, string | undefined> = {}
+  for (const name of endpoint.passedHeaders) passed[name] = oneHeader(headers[name])
+  return passed
+}
+
+/** How an endpoint is served: its service's call, with the decoded payload. */
+export type Serve<Payload> = (
+  principal: Principal,
+  region: string,
+  payload: Payload,
+  requestId: string | undefined,
+  headers: PassedHeaders
+) => Effect.Effect<Forwarded, Refusal>
+
+/** A declared endpoint with the call that serves it; `serveBody` decodes a raw body first (the lane's way in). */
+export interface Served<Name extends string, P extends Provider, Payload, PayloadI, Success, SuccessI> {
+  readonly endpoint: ForwardedEndpoint<Name, P, Payload, PayloadI, Success, SuccessI>
+  readonly serve: Serve<Payload>
+  readonly serveBody: Serve<unknown>
+}
+
+export const served = <const Name extends string, P extends Provider, Payload, PayloadI, Success, SuccessI>(
+  endpoint: ForwardedEndpoint<Name, P, Payload, PayloadI, Success, SuccessI>,
+  serve: Serve<Payload>
+): Served<Name, P, Payload, PayloadI, Success, SuccessI> => ({
+  endpoint,
+  serve,
+  serveBody: (principal, region, body, requestId, headers) =>
+    Effect.flatMap(decodePayload(endpoint.payload, body), (payload) => serve(principal, region, payload, requestId, headers))
+})
+
+/**
+ * Every forwarded endpoint with the service call that serves it: the HttpApi handlers and the
+ * forwarding lane both serve from this one list.
+ */
+export const forwardedServices = Effect.gen(function*() {
+  const chat = yield* ChatCompletions
+  const embed = yield* Embeddings
+  const message = yield* Messages
+  const fim = yield* FimCompletions
+  return {
+    chatCompletions: served(chatCompletions, chat.create),
+    embeddings: served(embeddings, embed.create),
+    messages: served(messages, (principal, region, payload, requestId, headers) =>
+      message.create(principal, region, payload, requestId, headers["anthropic-beta"])),
+    fimCompletions: served(fimCompletions, fim.create)
+  } as const
+})
+
+/** The HttpApi handler of a served endpoint: the caller, the request id and the passed headers, then the service. */
+export const handlerOf = <Name extends string, P extends Provider, Payload, PayloadI, Success, SuccessI>(
+  { endpoint, serve }: Served<Name, P, Payload, PayloadI, Success, SuccessI>
+) =>
+({ path, payload }: { readonly path: { readonly region: string }; readonly payload: Payload }) =>
+  Effect.flatMap(caller, ({ principal, request, requestId }) =>
+    respond(endpoint.provider, serve(principal, path.region, payload, requestId, passedHeaders(endpoint, request.headers))))
+
+/** The caller, the request id (which every forwarded request is recorded with) and the request. */
+const caller = Effect.all({
+  principal: CurrentPrincipal,
+  requestId: FiberRef.get(currentRequestId),
+  request: HttpServerRequest.HttpServerRequest
+})

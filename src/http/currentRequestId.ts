@@ -1,4 +1,0 @@
-import { FiberRef } from "effect"
-
-/** The id of the request being served (set by the request-context middleware), for the usage ledger. */
-export const currentRequestId: FiberRef.FiberRef<string | undefined> = FiberRef.unsafeMake<string | undefined>(undefined)

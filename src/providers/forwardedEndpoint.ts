@@ -1,0 +1,39 @@
+import type { Schema } from "effect"
+import type { Refusal } from "../domain/refusals"
+import type { LimitFamily } from "../domain/workspaceSettings"
+import type { Provider } from "./provider"
+
+/** How the usage ledger names an endpoint. */
+export type EndpointRecord = "chat_completions" | "embeddings" | "messages" | "fim_completions"
+
+/**
+ * One forwarded endpoint, declared once: the HttpApi group (and so the OpenAPI document), its
+ * handler, the forwarding lane's route and the endpoint service all read it.
+ */
+export interface ForwardedEndpoint<Name extends string, P extends Provider, Payload, PayloadI, Success, SuccessI> {
+  /** The HttpApi endpoint's name. */
+  readonly name: Name
+  /** Whose format it answers in, where its key may be. */
+  readonly provider: P
+  /** Under `/<provider>/<region>`, and appended to the upstream's API root. */
+  readonly path: `/${string}`
+  readonly payload: Schema.Schema<Payload, PayloadI>
+  readonly success: Schema.Schema<Success, SuccessI>
+  /** What OpenAPI says of the answer beyond its schema (streams). */
+  readonly description?: string
+  /** The rate-limit family its requests, refused ones too, count in. */
+  readonly family: LimitFamily
+  /** Its name in the usage ledger. */
+  readonly record: EndpointRecord
+  /** A refusal found on the raw body before it is decoded (cheap: counts, not contents). */
+  readonly bound?: (body: unknown) => Refusal | undefined
+  /** The same, on the raw bytes of a large body, before it is parsed. */
+  readonly scan?: (body: Buffer) => Refusal | undefined
+  /** Caller headers the service passes on (never the key). */
+  readonly passedHeaders: ReadonlyArray<string>
+}
+
+/** Declares an endpoint, keeping its schemas' types. */
+export const forwardedEndpoint = <const Name extends string, P extends Provider, Payload, PayloadI, Success, SuccessI>(
+  endpoint: ForwardedEndpoint<Name, P, Payload, PayloadI, Success, SuccessI>
+) => endpoint

@@ -1,0 +1,37 @@
+import type { Redacted } from "effect"
+import type { Problem } from "../domain/problem"
+import type { LimitReadings, RequestRefusal } from "../domain/refusals"
+import { providerA } from "./providerA/dialect"
+import { providerB } from "./providerB/dialect"
+import { providerC } from "./providerC/dialect"
+
+/**
+ * What makes a provider itself on the gateway side, read by the generic forwarding code instead of
+ * switching on names: the gateway twin of the simulator's `Dialect` (src/simulator/dialect.ts).
+ */
+export interface ProviderDialect<Id extends string = string> {
+  /** The path segment (`/provider_a/…`), the error format and the name in the usage ledger. */
+  readonly id: Id
+  /** The regions it is served in; any other is "not found" for it. */
+  readonly regions: ReadonlyArray<string>
+  /** Where its clients may send the key: always `Authorization: Bearer`, some also `x-api-key`. */
+  readonly keyHeaders: { readonly xApiKey: boolean }
+  /** Its error body for a problem (with its client library's error type of the status), as its error schema encodes it. */
+  readonly errorBody: (problem: Problem) => unknown
+  /** The rate-limit headers its clients know. */
+  readonly rateLimitHeaders: (readings: LimitReadings) => Record<string, string>
+  /** How its upstream expects the service's own credentials. */
+  readonly upstreamAuth: (key: Redacted.Redacted) => Record<string, string>
+  /** Its own wording of a request refusal; undefined for the shared wording (src/providers/render.ts). */
+  readonly word: (refusal: RequestRefusal) => Problem | undefined
+}
+
+/** Every provider the service forwards to. Adding one: its folder, its line here, its models in the catalog. */
+export const providers = [providerA, providerB, providerC] as const
+
+/** A provider's record, as the forwarding code reads it. */
+export type Provider = (typeof providers)[number]
+
+/** The one union of provider names. */
+export type ProviderId = (typeof providers)[number]["id"]
+

@@ -1,0 +1,145 @@
+import { Context, Effect, Either, Layer } from "effect"
+import type { ChatCompletionRequest } from "./chatCompletionsWire"
+import { exceededOutputLimit, isKnownModel, isReasoningModel, tokenizerFor } from "../../domain/models"
+import { defaultOutputReservation } from "../../domain/rateLimits"
+import { chatCompletionsProtocol } from "./protocol"
+import { ModelNotFound, OutputLimitExceeded, type Refusal } from "../../domain/refusals"
+import { tooManyMessages } from "../../domain/requestBounds"
+import type { SseEvent } from "../../domain/sse"
+import type { Principal } from "../../domain/principal"
+import { providerA } from "./dialect"
+import { type Forwarded, Forwarder } from "../../services/Forwarder"
+import { chatCompletions } from "./endpoints"
+import { countTokens } from "../../services/tokenCounting"
+import { Tokenizer } from "../../services/Tokenizer"
+import { Upstreams } from "../../services/Upstreams"
+
+/**
+ * Fields the spec lists as unsupported. They never fail a request and are never forwarded as
+ * given: n, service_tier and parallel_tool_calls are dropped (one choice, the upstream's defaults);
+ * stream_options is replaced by the service's own `{ include_usage: true }` on streams, so usage is
+ * always known, and the usage chunk reaches the client only when it asked for it.
+ */
+const unsupported = ["n", "service_tier", "parallel_tool_calls", "stream_options"] as const
+
+export const upstreamChatBody = (request: ChatCompletionRequest): Record<string, unknown> => {
+  const body: Record<string, unknown> = { ...request }
+  for (const field of unsupported) delete body[field]
+  if (request.stream === true) body.stream_options = { include_usage: true }
+  // The spec accepts max_tokens for every model, but the provider refuses it for reasoning models
+  // and asks for max_completion_tokens (which wins when both are given, as it does here).
+  if (request.max_tokens !== undefined && isReasoningModel(request.model)) {
+    delete body.max_tokens
+    body.max_completion_tokens = request.max_completion_tokens ?? request.max_tokens
+  }
+  return body
+}
+
+/** Whether the client asked for the usage chunk itself (stream_options.include_usage). */
+const clientWantsUsage = (request: ChatCompletionRequest): boolean => {
+  const options: unknown = request.stream_options
+  return typeof options === "object" && options !== null && (options as { include_usage?: unknown }).include_usage === true
+}
+
+/**
+ * For clients that did not ask for usage: the chunks look as they would without include_usage —
+ * the final usage-only chunk is dropped and the `"usage":null` of the others removed.
+ */
+export const withoutUsage = (event: SseEvent): SseEvent | undefined => {
+  // The common case first, checked at the end of the text only: a content chunk whose last member is the null usage.
+  if (event.data.endsWith(`,${nullUsage}}`)) return { ...event, data: `${event.data.slice(0, -nullUsage.length - 2)}}` }
+  if (event.data === "[DONE]" || !event.data.includes('"usage"')) return event
+  if (event.data.includes('"choices":[]')) return undefined
+  return { ...event, data: withoutNullUsage(event.data) }
+}
+
+const nullUsage = '"usage":null'
+
+/** Removes the `"usage":null` member of a chunk's JSON text (string search: this runs for every chunk). */
+export const withoutNullUsage = (data: string): string => {
+  const after = data.indexOf(`,${nullUsage}`)
+  if (after !== -1) {
+    const next = data[after + nullUsage.length + 1]
+    if (next === "," || next === "}") return data.slice(0, after) + data.slice(after + nullUsage.length + 1)
+  }
+  const before = data.indexOf(`${nullUsage},`)
+  return before === -1 ? data : data.slice(0, before) + data.slice(before + nullUsage.length + 1)
+}
+
+/** About four characters a token: what a stream cut before its usage chunk is billed for its prompt. */
+export const estimateTokens = (value: unknown): number => Math.ceil(JSON.stringify(value ?? "").length / 4)
+
+/**
+ * The text the model reads: the conversation (contents, names, tool calls and their arguments) and
+ * the JSON of the tool and legacy function definitions, which the provider bills as prompt too.
+ */
+export const promptText = (request: Pick<ChatCompletionRequest, "messages" | "tools" | "functions">): string =>
+  [
+    ...request.messages.map((message) => JSON.stringify(message)),
+    ...(request.tools !== undefined && request.tools.length > 0 ? [JSON.stringify(request.tools)] : []),
+    ...(request.functions !== undefined && request.functions.length > 0 ? [JSON.stringify(request.functions)] : [])
+  ].join("\n")
+
+/** Output the request may produce: what it asks for, else the documented default reservation. */
+const outputReservation = (request: ChatCompletionRequest): number =>
+  request.max_completion_tokens ?? request.max_tokens ?? defaultOutputReservation.chat_completions
+
+export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompletions, {
+  readonly create: (
+    principal: Principal,
+    region: string,
+    request: ChatCompletionRequest,
+    requestId: string | undefined
+  ) => Effect.Effect<Forwarded, Refusal>
+}>() {
+  static readonly layer = Layer.effect(
+    ChatCompletions,
+    Effect.gen(function*() {
+      const forwarder = yield* Forwarder
+      const upstreams = yield* Upstreams
+      const tokenizer = yield* Tokenizer
+      /** Prompt tokens with the model family's real encoding; models outside the catalog are estimated. */
+      const countPrompt = (request: ChatCompletionRequest) => {
+        const encoding = tokenizerFor("provider_a", "chat_completions", request.model)
+        const text = promptText(request)
+        return encoding === "estimate" ? Effect.succeed(estimateTokens(text)) : countTokens(tokenizer, encoding, text)
+      }
+      return {
+      create: (principal, region, request, requestId) => {
+        const target = upstreams.resolve(providerA, region)
+        if (Either.isLeft(target)) return Effect.fail(target.left)
+        if (!isKnownModel("provider_a", "chat_completions", request.model, principal.workspace.settings.byokModels)) {
+          return Effect.fail(new ModelNotFound({ model: request.model }))
+        }
+        // A 400 naming the field, as the provider answers; as a reservation it would be a misleading 429.
+        const over = exceededOutputLimit("provider_a", "chat_completions", request.model, {
+          max_completion_tokens: request.max_completion_tokens,
+          max_tokens: request.max_tokens
+        })
+        if (over !== undefined) return Effect.fail(new OutputLimitExceeded({ ...over, model: request.model }))
+        // Also checked by the forwarding lane on the raw body, before decoding: same answer either way.
+        const crowded = tooManyMessages("provider_a", "chat_completions", request)
+        if (crowded !== undefined) return Effect.fail(crowded)
+        const stream = request.stream === true
+        return Effect.flatMap(countPrompt(request), (promptTokens) => forwarder.forward({
+          principal,
+          family: chatCompletions.family,
+          reservedTokens: promptTokens + outputReservation(request),
+          protocol: chatCompletionsProtocol,
+          provider: providerA,
+          endpoint: chatCompletions.record,
+          region,
+          target: target.right,
+          model: request.model,
+          path: chatCompletions.path,
+          body: upstreamChatBody(request),
+          stream,
+          estimatedInputTokens: promptTokens,
+          ...(stream && !clientWantsUsage(request) ? { relayEvent: withoutUsage } : {}),
+          requestId
+        }))
+      }
+      }
+    })
+  )
+}

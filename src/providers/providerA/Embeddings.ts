@@ -1,0 +1,78 @@
+import { Context, Effect, Layer } from "effect"
+import type { EmbeddingRequest } from "./embeddingsWire"
+import { embeddingsProtocol } from "./protocol"
+import type { Principal } from "../../domain/principal"
+import { FieldNotSupported, InputTooLong, ModelNotSupported, type Refusal } from "../../domain/refusals"
+import { providerA } from "./dialect"
+import { type Forwarded, Forwarder } from "../../services/Forwarder"
+import { embeddings } from "./endpoints"
+import { countTokens } from "../../services/tokenCounting"
+import { Tokenizer } from "../../services/Tokenizer"
+import { Upstreams } from "../../services/Upstreams"
+
+/** The one embeddings model the spec supports, and its limit per input. */
+export const embeddingModel = "text-embedding-ada-002"
+export const maxTokensPerInput = 8192
+
+/** Each input as text or as tokens, with the param that names it (`input` for a single input). */
+const inputsOf = (input: EmbeddingRequest["input"]): ReadonlyArray<{ readonly param: string; readonly value: string | ReadonlyArray<number> }> => {
+  if (typeof input === "string") return [{ param: "input", value: input }]
+  if (input.every((item) => typeof item === "number")) return [{ param: "input", value: input as ReadonlyArray<number> }]
+  return (input as ReadonlyArray<string | ReadonlyArray<number>>).map((value, index) => ({ param: `input[${index}]`, value }))
+}
+
+export class Embeddings extends Context.Tag("Embeddings")<Embeddings, {
+  readonly create: (
+    principal: Principal,
+    region: string,
+    request: EmbeddingRequest,
+    requestId: string | undefined
+  ) => Effect.Effect<Forwarded, Refusal>
+}>() {
+  static readonly layer = Layer.effect(
+    Embeddings,
+    Effect.gen(function*() {
+      const forwarder = yield* Forwarder
+      const tokenizer = yield* Tokenizer
+      const upstreams = yield* Upstreams
+      return {
+        create: (principal, region, request, requestId) =>
+          Effect.gen(function*() {
+            const target = yield* upstreams.resolve(providerA, region)
+            if (request.model !== embeddingModel) {
+              return yield* Effect.fail(new ModelNotSupported({ model: request.model, supported: embeddingModel }))
+            }
+            if (request.dimensions !== undefined) {
+              return yield* Effect.fail(new FieldNotSupported({ field: "dimensions", model: embeddingModel }))
+            }
+            // Each input within the model's limit, counted with the model's own encoding.
+            let total = 0
+            for (const { param, value } of inputsOf(request.input)) {
+              // Long inputs are counted in slices (the event loop served between them), and only up to the limit.
+              const tokens = typeof value === "string" ? yield* countTokens(tokenizer, "cl100k_base", value, maxTokensPerInput) : value.length
+              if (tokens > maxTokensPerInput) {
+                return yield* Effect.fail(new InputTooLong({ param, tokens, limit: maxTokensPerInput }))
+              }
+              total += tokens
+            }
+            return yield* forwarder.forward({
+              principal,
+              family: embeddings.family,
+              reservedTokens: total,
+              protocol: embeddingsProtocol,
+              provider: providerA,
+              endpoint: embeddings.record,
+              region,
+              target,
+              model: request.model,
+              path: embeddings.path,
+              body: request,
+              stream: false,
+              estimatedInputTokens: total,
+              requestId
+            })
+          })
+      }
+    })
+  )
+}

@@ -1,0 +1,30 @@
+import { tooManyMessages, tooManyRawMessages } from "../../domain/requestBounds"
+import { forwardedEndpoint } from "../forwardedEndpoint"
+import { ChatCompletion, ChatCompletionRequest } from "./chatCompletionsWire"
+import { providerA } from "./dialect"
+import { CreateEmbeddingResponse, EmbeddingRequest } from "./embeddingsWire"
+
+export const chatCompletions = forwardedEndpoint({
+  name: "chatCompletions",
+  provider: providerA,
+  path: "/v1/chat/completions",
+  payload: ChatCompletionRequest,
+  success: ChatCompletion,
+  description: "With `stream: true` the answer is text/event-stream of chat.completion.chunk objects ending with `data: [DONE]`.",
+  family: "chat_completions",
+  record: "chat_completions",
+  bound: (body) => tooManyMessages("provider_a", "chat_completions", body),
+  scan: (body) => tooManyRawMessages("provider_a", "chat_completions", body),
+  passedHeaders: []
+})
+
+export const embeddings = forwardedEndpoint({
+  name: "embeddings",
+  provider: providerA,
+  path: "/v1/embeddings",
+  payload: EmbeddingRequest,
+  success: CreateEmbeddingResponse,
+  family: "embeddings",
+  record: "embeddings",
+  passedHeaders: []
+})

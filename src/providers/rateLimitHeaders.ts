@@ -1,0 +1,40 @@
+import { resetDuration } from "../domain/rateLimits"
+import { maxRetryAfterMs } from "./untrusted"
+import type { LimitReading, LimitReadings } from "../domain/refusals"
+
+const remaining = (reading: LimitReading) => String(Math.max(0, Math.floor(reading.remaining)))
+
+/** The chat-completions header set (`x-ratelimit-*`, resets as durations), also the exports'. */
+export const xRateLimitHeaders = ({ requests, tokens }: LimitReadings): Record<string, string> => ({
+  "x-ratelimit-limit-requests": String(requests.limit),
+  "x-ratelimit-remaining-requests": remaining(requests),
+  "x-ratelimit-reset-requests": resetDuration(requests.resetMs),
+  "x-ratelimit-limit-tokens": String(tokens.limit),
+  "x-ratelimit-remaining-tokens": remaining(tokens),
+  "x-ratelimit-reset-tokens": resetDuration(tokens.resetMs)
+})
+
+/** The messages header set (`anthropic-ratelimit-*`, resets as instants to the second). */
+export const anthropicRateLimitHeaders = ({ at, requests, tokens }: LimitReadings): Record<string, string> => {
+  const reset = (reading: LimitReading) => new Date(at + reading.resetMs).toISOString().replace(/\.\d{3}Z$/, "Z")
+  return {
+    "anthropic-ratelimit-requests-limit": String(requests.limit),
+    "anthropic-ratelimit-requests-remaining": remaining(requests),
+    "anthropic-ratelimit-requests-reset": reset(requests),
+    "anthropic-ratelimit-tokens-limit": String(tokens.limit),
+    "anthropic-ratelimit-tokens-remaining": remaining(tokens),
+    "anthropic-ratelimit-tokens-reset": reset(tokens)
+  }
+}
+
+/**
+ * Both retry hints the client libraries read: whole seconds (at least 1) and exact milliseconds,
+ * never more than 600 s (a client told to wait longer asks again then, and is told anew).
+ */
+export const retryHeaders = (retryAfterMs: number): Record<string, string> => {
+  const ms = Math.min(maxRetryAfterMs, retryAfterMs)
+  return {
+    "retry-after": String(Math.max(1, Math.ceil(ms / 1_000))),
+    "retry-after-ms": String(Math.max(1, Math.ceil(ms)))
+  }
+}

@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest"
+import { upstreamIds } from "../../src/config"
+import {
+  LimitsUnavailable,
+  ModelNotFound,
+  RateLimited,
+  RegionNotServed,
+  UpstreamRefused,
+  UpstreamUnavailable,
+  wasAdmitted
+} from "../../src/domain/refusals"
+import { providers } from "../../src/providers/provider"
+import { providerA } from "../../src/providers/providerA/dialect"
+import { providerB } from "../../src/providers/providerB/dialect"
+import { providerC } from "../../src/providers/providerC/dialect"
+import { exportsStyle, renderRefusal } from "../../src/providers/render"
+
+const readings = {
+  requests: { limit: 500, remaining: 0, resetMs: 1_500 },
+  tokens: { limit: 60_000, remaining: 1_200.7, resetMs: 90_000 },
+  at: Date.parse("2026-11-24T10:00:00.000Z")
+}
+
+describe("the providers' records", () => {
+  it("are one per id, and name the upstreams (UPSTREAM_<ID>_URL) by provider and region", () => {
+    expect(new Set(providers.map((provider) => provider.id)).size).toBe(providers.length)
+    expect(upstreamIds).toEqual(["provider_a_eu", "provider_a_us", "provider_b_eu", "provider_b_us", "provider_c_eu"])
+  })
+})
+
+describe("rendering a refusal", () => {
+  it("words the same refusal in each provider's own terms", () => {
+    const region = new RegionNotServed({ region: "mars" })
+    expect(renderRefusal(providerA, region).problem.message).toBe("Region 'mars' does not exist. Use eu or us.")
+    expect(renderRefusal(providerC, region).problem.message).toBe("Region 'mars' does not exist. FIM completion is served in eu only.")
+    const model = new ModelNotFound({ model: "chatgen-x" })
+    expect(renderRefusal(providerA, model).problem).toEqual({
+      status: 404,
+      code: "model_not_found",
+      message: "The model 'chatgen-x' does not exist or you do not have access to it.",
+      param: "model"
+    })
+    expect(renderRefusal(providerB, model).problem.message).toBe("model: chatgen-x does not exist or you do not have access to it.")
+  })
+
+  it("puts each provider's rate-limit headers and both retry hints on a 429", () => {
+    const limited = new RateLimited({ readings, retryAfterMs: 1_500, family: "chat_completions" })
+    const a = renderRefusal(providerA, limited)
+    expect(a.problem).toMatchObject({ status: 429, code: "rate_limit_exceeded" })
+    expect(a.problem.message).toBe("Rate limit reached for chat completion requests of this workspace. Retry in 2 s, or ask for a higher limit.")
+    expect(a.headers).toEqual({
+      "x-ratelimit-limit-requests": "500",
+      "x-ratelimit-remaining-requests": "0",
+      "x-ratelimit-reset-requests": "1.5s",
+      "x-ratelimit-limit-tokens": "60000",
+      "x-ratelimit-remaining-tokens": "1200",
+      "x-ratelimit-reset-tokens": "1m30s",
+      "retry-after": "2",
+      "retry-after-ms": "1500"
+    })
+    expect(renderRefusal(providerB, limited).headers).toMatchObject({
+      "anthropic-ratelimit-requests-remaining": "0",
+      "anthropic-ratelimit-requests-reset": "2026-11-24T10:00:01Z",
+      "anthropic-ratelimit-tokens-reset": "2026-11-24T10:01:30Z",
+      "retry-after": "2"
+    })
+    expect(renderRefusal(exportsStyle, limited).headers).toEqual(a.headers)
+    expect(renderRefusal(providerA, new LimitsUnavailable()).problem.status).toBe(503)
+  })
+
+  it("passes the upstream's own refusal through, with the admission's limits and the upstream's hints", () => {
+    const answer = { status: 400, code: "invalid_request_error", message: "max_tokens: too big" }
+    const rendered = renderRefusal(providerB, new UpstreamRefused({ answer, readings, hints: { "retry-after": "3" } }))
+    expect(rendered.problem).toBe(answer)
+    expect(rendered.headers).toMatchObject({ "anthropic-ratelimit-requests-limit": "500", "retry-after": "3" })
+    expect(renderRefusal(providerA, new UpstreamUnavailable({ reason: "timeout", readings: undefined, hints: {} }))).toEqual({
+      problem: { status: 504, code: "upstream_timeout", message: "The upstream provider did not answer in time." },
+      headers: {}
+    })
+  })
+
+  it("tells the refusals that went through the rate limits from those that did not", () => {
+    expect(wasAdmitted(new ModelNotFound({ model: "x" }))).toBe(false)
+    expect(wasAdmitted(new RateLimited({ readings, retryAfterMs: 1, family: "messages" }))).toBe(true)
+    expect(wasAdmitted(new UpstreamUnavailable({ reason: "busy", readings: undefined, hints: {} }))).toBe(true)
+  })
+})
