@@ -52,6 +52,9 @@ import { UsageLedger } from "./services/UsageLedger/index"
 import { LocalSecrets } from "./services/LocalSecrets"
 import { Readiness } from "./services/Readiness"
 import { Workspaces } from "./services/Workspaces"
+import { ProviderCredentials } from "./services/ProviderCredentials"
+import { ProviderKeyCheck } from "./services/ProviderKeyCheck"
+import { ProviderKeys } from "./services/ProviderKeys"
 
 /**
  * Everything the service keeps: the stores over PostgreSQL, export files (EXPORT_STORAGE), the usage journal
@@ -66,6 +69,7 @@ export const StoresLive = Layer.mergeAll(
   UsageOverview.layer,
   UsageLedger.layer,
   Readiness.layer,
+  ProviderKeys.layer,
   ExportStorage.fromConfig,
   UsageJournal.layer
 ).pipe(
@@ -79,7 +83,10 @@ export const StoresLive = Layer.mergeAll(
 /** Forwarding to the providers: upstreams (or the simulator), the pooled client, usage recording. */
 export const ForwardingLive = Layer.mergeAll(ChatCompletions.layer, Embeddings.layer, Messages.layer, FimCompletions.layer).pipe(
   Layer.provideMerge(Forwarder.layer),
-  Layer.provide([Upstreams.layer, UpstreamClient.layer, UsageRecorder.layer, Prices.layer, Tokenizer.layer]),
+  Layer.provide([UsageRecorder.layer, Prices.layer, Tokenizer.layer]),
+  // A workspace's own provider keys: checked with the provider when saved, used by the Forwarder.
+  Layer.provideMerge(ProviderCredentials.layer.pipe(Layer.provide(ProviderKeyCheck.layer))),
+  Layer.provide([Upstreams.layer, UpstreamClient.layer]),
   Layer.provideMerge(RateLimits.layer),
   // Exposed: the console reads what remains of each limit from the same buckets.
   Layer.provideMerge(RateLimiter.fromConfig)

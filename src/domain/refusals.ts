@@ -119,6 +119,24 @@ export class UpstreamUnavailable extends Data.TaggedClass("UpstreamUnavailable")
 /** The upstream refused the service's own credentials. */
 export class UpstreamCredentialsRefused extends Data.TaggedClass("UpstreamCredentialsRefused")<Admitted> {}
 
+/**
+ * The upstream refused the workspace's own provider key (401/403): the workspace's to fix, so a 4xx, never the
+ * service's 502; remembered as the key's last error.
+ */
+export class WorkspaceKeyRefused extends Data.TaggedClass("WorkspaceKeyRefused")<Admitted & {
+  readonly provider: string
+  readonly status: number
+}> {}
+
+/**
+ * The workspace has its own key for the provider but this service cannot use it (sealed under a CREDENTIALS_KEY
+ * it is no longer given, or the store did not answer): the request is not sent with the service's key instead.
+ */
+export class WorkspaceKeyUnusable extends Data.TaggedClass("WorkspaceKeyUnusable")<Admitted & {
+  readonly provider: string
+  readonly reason: "unreadable" | "unavailable"
+}> {}
+
 /** The upstream failed (a 5xx that is not one of the protocol's own). */
 export class UpstreamFailed extends Data.TaggedClass("UpstreamFailed")<Admitted & { readonly status: number }> {}
 
@@ -142,7 +160,13 @@ export type RequestRefusal =
 export type LimitRefusal = RateLimited | RequestExceedsLimit | LimitsUnavailable
 
 /** Failures of an admitted request's upstream exchange. */
-export type UpstreamRefusal = UpstreamUnavailable | UpstreamCredentialsRefused | UpstreamFailed | UpstreamRefused
+export type UpstreamRefusal =
+  | UpstreamUnavailable
+  | UpstreamCredentialsRefused
+  | UpstreamFailed
+  | UpstreamRefused
+  | WorkspaceKeyRefused
+  | WorkspaceKeyUnusable
 
 export type Refusal = RequestRefusal | LimitRefusal | UpstreamRefusal
 
@@ -156,5 +180,7 @@ const admittedTags: ReadonlySet<Refusal["_tag"]> = new Set<Refusal["_tag"]>([
   "UpstreamUnavailable",
   "UpstreamCredentialsRefused",
   "UpstreamFailed",
-  "UpstreamRefused"
+  "UpstreamRefused",
+  "WorkspaceKeyRefused",
+  "WorkspaceKeyUnusable"
 ])

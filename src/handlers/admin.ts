@@ -12,12 +12,8 @@ import { WorkspaceNotFound, Workspaces } from "../services/Workspaces"
 import { StorageFailure } from "../services/StorageFailure"
 import { type AuditAction, AuditLog } from "../services/AuditLog"
 import { type LastAdmin, type MemberNotFound, Members } from "../services/Members"
-import {
-  type CredentialsKeyMissing,
-  ProviderCredentials,
-  type ProviderKeyRejected,
-  type ProviderKeyUncheckable
-} from "../services/ProviderCredentials"
+import { type CredentialsKeyMissing, ProviderCredentials } from "../services/ProviderCredentials"
+import type { ProviderKeyRejected, ProviderKeyUncheckable } from "../services/ProviderKeyCheck"
 import { auditView, clientAddress, invitedView, keyView as consoleKeyView, memberView, providerKeyWireView, workspaceView } from "./consoleViews"
 
 /** The admin API's key view: the console's, without who created it. */

@@ -21,13 +21,8 @@ import { admissionHeaders, exportsStyle, renderRefusal } from "../providers/rend
 import { providerKeyRefusal } from "./admin"
 import { asExportError } from "./exports"
 import { auditView, clientAddress, invitedView, keyView, memberView, providerKeyWireView, recentExportView } from "./consoleViews"
-import {
-  type CredentialsKeyMissing,
-  ProviderCredentials,
-  type ProviderKeyRejected,
-  type ProviderKeyUncheckable,
-  type ProviderKeyView
-} from "../services/ProviderCredentials"
+import { type CredentialsKeyMissing, ProviderCredentials, type ProviderKeyView } from "../services/ProviderCredentials"
+import type { ProviderKeyRejected, ProviderKeyUncheckable } from "../services/ProviderKeyCheck"
 
 type Refusal =
   | WorkspaceNotFound

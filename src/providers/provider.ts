@@ -1,4 +1,5 @@
-import type { Redacted } from "effect"
+import { type Redacted, Schema } from "effect"
+import type { AppConfigShape } from "../config"
 import type { Problem } from "../domain/problem"
 import type { LimitReadings, RequestRefusal } from "../domain/refusals"
 import { providerA } from "./providerA/dialect"
@@ -20,8 +21,13 @@ export interface ProviderDialect<Id extends string = string> {
   readonly errorBody: (problem: Problem) => unknown
   /** The rate-limit headers its clients know. */
   readonly rateLimitHeaders: (readings: LimitReadings) => Record<string, string>
-  /** How its upstream expects the service's own credentials. */
+  /** How its upstream expects credentials (the service's own, or a workspace's). */
   readonly upstreamAuth: (key: Redacted.Redacted) => Record<string, string>
+  /**
+   * Its cheapest authenticated call, to check a workspace's key before it is saved: only the answer's status
+   * is read (2xx: accepted; 401/403: refused).
+   */
+  readonly keyCheck: { readonly path: string; readonly headers: (config: AppConfigShape) => Record<string, string> }
   /** Its own wording of a request refusal; undefined for the shared wording (src/providers/render.ts). */
   readonly word: (refusal: RequestRefusal) => Problem | undefined
 }
@@ -34,4 +40,7 @@ export type Provider = (typeof providers)[number]
 
 /** The one union of provider names. */
 export type ProviderId = (typeof providers)[number]["id"]
+
+/** A provider name at a boundary (a path segment, a stored record). */
+export const ProviderIdSchema = Schema.Literal(...providers.map((provider) => provider.id))
 

@@ -107,6 +107,22 @@ const upstreamProblem = (refusal: UpstreamRefusal): Problem => {
       return { status: 502, code: "upstream_credentials", message: "The upstream provider refused this service's credentials." }
     case "UpstreamFailed":
       return { status: 502, code: "upstream_error", message: `The upstream provider failed (status ${refusal.status}).` }
+    case "WorkspaceKeyRefused":
+      return {
+        status: 403,
+        code: "provider_key_refused",
+        message: `${refusal.provider} refused this workspace's own provider key (it answered ${refusal.status}). ` +
+          "A workspace admin can replace the key in the console's Settings, or remove it to use the service's key."
+      }
+    case "WorkspaceKeyUnusable":
+      return refusal.reason === "unreadable"
+        ? {
+          status: 503,
+          code: "provider_key_unreadable",
+          message: `This workspace's own ${refusal.provider} key cannot be decrypted by the service (CREDENTIALS_KEY changed). ` +
+            "The operator must give the previous key as CREDENTIALS_KEY_PREVIOUS, or the key must be saved again."
+        }
+        : { status: 503, code: "unavailable", message: "This workspace's provider key cannot be read right now. Retry shortly." }
     case "UpstreamUnavailable":
       switch (refusal.reason) {
         case "busy":
@@ -163,6 +179,8 @@ export const renderRefusal = (style: RefusalStyle, refusal: Refusal): Rendered =
     case "UpstreamCredentialsRefused":
     case "UpstreamFailed":
     case "UpstreamUnavailable":
+    case "WorkspaceKeyRefused":
+    case "WorkspaceKeyUnusable":
       return {
         problem: upstreamProblem(refusal),
         headers: refusal.readings === undefined

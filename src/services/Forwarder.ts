@@ -10,7 +10,9 @@ import {
   UpstreamFailed,
   UpstreamRefused,
   type UpstreamRefusal,
-  UpstreamUnavailable
+  UpstreamUnavailable,
+  WorkspaceKeyRefused,
+  WorkspaceKeyUnusable
 } from "../domain/refusals"
 import type { Provider } from "../providers/provider"
 import { admissionHeaders, problemOf } from "../providers/render"
@@ -21,6 +23,7 @@ import { boundedSseDecoder, encodeSseEvent, type SseEvent } from "../domain/sse"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import type { Principal } from "../domain/principal"
 import { Prices } from "./Prices"
+import { ProviderCredentials } from "./ProviderCredentials"
 import { type Admission, RateLimits } from "./RateLimits"
 import { classify, UpstreamClient, UpstreamFailure, type UpstreamResponse } from "./UpstreamClient"
 import { type ApiRequestRecord, UsageRecorder } from "./UsageRecorder"
@@ -76,6 +79,11 @@ export interface ForwardInput {
   readonly requestId: string | undefined
 }
 
+/** A request on its way: what the endpoint asked for, and the workspace's own provider key when it has one. */
+interface Exchange extends ForwardInput {
+  readonly ownKey: Redacted.Redacted<string> | undefined
+}
+
 /** Answers longer than this are read for usage without being parsed whole, where the protocol can. */
 const largeAnswerChars = 16 * 1024
 
@@ -109,13 +117,19 @@ const inStream: Admitted = { readings: undefined, hints: {} }
  * 5xx but the protocol's own (passedServerStatuses), is this service's failure.
  */
 const upstreamRefusal = (
-  protocol: Protocol,
+  exchange: Exchange,
   status: number,
   body: string,
   admitted: Admitted,
   scrubbed: (problem: Problem) => Problem
 ): UpstreamRefusal => {
-  if (status === 401 || status === 403) return new UpstreamCredentialsRefused(admitted)
+  const protocol = exchange.protocol
+  if (status === 401 || status === 403) {
+    // With the workspace's own key the refusal is the workspace's to fix; with the service's, the service's.
+    return exchange.ownKey === undefined
+      ? new UpstreamCredentialsRefused(admitted)
+      : new WorkspaceKeyRefused({ provider: exchange.provider.id, status, ...admitted })
+  }
   if ((status >= 400 && status < 500) || protocol.passedServerStatuses?.includes(status) === true) {
     return new UpstreamRefused({ answer: scrubbed(protocol.upstreamProblem(answerableStatus(status), body)), ...admitted })
   }
@@ -148,10 +162,16 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         })
       )
       const scrubbed = (problem: Problem): Problem => scrubProblem(problem, scrub)
+      /** The workspace's own key must not come back through an upstream's words either. */
+      const scrubbedFor = ({ ownKey }: Exchange) =>
+        ownKey === undefined
+          ? scrubbed
+          : (problem: Problem): Problem => scrubProblem(scrubbed(problem), makeScrubber([Redacted.value(ownKey)], []))
+      const credentials = yield* ProviderCredentials
 
       const recorded = new WeakSet<Admission>()
       const record = (
-        input: ForwardInput,
+        input: Exchange,
         admission: Admission,
         started: number,
         result: { status: number; outcome: ApiRequestRecord["outcome"]; inputTokens: number; outputTokens: number }
@@ -190,13 +210,20 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             clamped: clamped.length > 0,
             latencyMs: performance.now() - started,
             requestId: input.requestId,
-            createdAt: new Date()
-          })
+            createdAt: new Date(),
+            byok: input.ownKey !== undefined
+          }).pipe(
+            Effect.zipRight(
+              input.ownKey === undefined
+                ? Effect.void
+                : Effect.asVoid(Effect.forkDaemon(Effect.ignore(credentials.markUsed(input.principal.workspace.id, input.provider.id))))
+            )
+          )
         )
       }
 
       /** An admitted request that failed: recorded with the status its client gets (the provider renders it). */
-      const refuse = (input: ForwardInput, admission: Admission, started: number, refusal: UpstreamRefusal) =>
+      const refuse = (input: Exchange, admission: Admission, started: number, refusal: UpstreamRefusal) =>
         Effect.zipRight(
           record(input, admission, started, {
             status: problemOf(input.provider, refusal).status,
@@ -216,7 +243,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         target.simulated ? { "x-workspace-api-simulated": "true" } : {}
 
       const relayJson = (
-        input: ForwardInput,
+        input: Exchange,
         admission: Admission,
         started: number,
         response: UpstreamResponse,
@@ -239,7 +266,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         )
 
       const relayStream = (
-        input: ForwardInput,
+        input: Exchange,
         admission: Admission,
         started: number,
         response: UpstreamResponse,
@@ -263,7 +290,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               body.destroy()
               const problem = tally.upstreamError === undefined
                 ? problemOf(input.provider, unavailable(failure, inStream))
-                : scrubbed(tally.upstreamError)
+                : scrubbedFor(input)(tally.upstreamError)
               sink.cut(unsent + input.protocol.streamError(problem), () =>
                 resume(Effect.succeed("failed" as const)))
             }
@@ -318,19 +345,30 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       }
 
       return {
-        forward: (input) => {
+        forward: (request) => {
           // Set once the request is admitted: from then on, an interruption is recorded (made per call).
-          let admittedAt: { readonly admission: Admission; readonly started: number } | undefined
+          let admittedAt: { readonly admission: Admission; readonly started: number; readonly input: Exchange } | undefined
           return Effect.gen(function*() {
             const started = performance.now()
-            const target = input.target
             const admission = yield* rateLimits.admit({
-              principal: input.principal,
-              family: input.family,
-              model: input.model,
-              tokens: input.reservedTokens
+              principal: request.principal,
+              family: request.family,
+              model: request.model,
+              tokens: request.reservedTokens
             })
-            admittedAt = { admission, started }
+            // The workspace's own key when it has one for this provider: never the service's key instead.
+            const ownKey = yield* credentials.keyFor(request.principal.workspace.id, request.provider.id).pipe(
+              Effect.map(Option.getOrUndefined),
+              Effect.catchAll((failure) =>
+                refuse({ ...request, ownKey: undefined }, admission, started, new WorkspaceKeyUnusable({
+                  provider: request.provider.id,
+                  reason: failure._tag === "ProviderKeyUnreadable" ? "unreadable" : "unavailable",
+                  ...admitted(admission)
+                })))
+            )
+            const input: Exchange = { ...request, ownKey }
+            const target = ownKey === undefined ? input.target : { ...input.target, key: ownKey }
+            admittedAt = { admission, started, input }
             const response = yield* client.send(target, {
               provider: input.provider,
               path: input.path,
@@ -344,12 +382,15 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                 Effect.map((bytes) => bytes.toString("utf8")),
                 Effect.orElseSucceed(() => "")
               )
-              return yield* refuse(
-                input,
-                admission,
-                started,
-                upstreamRefusal(input.protocol, response.status, body, admitted(admission, hints), scrubbed)
-              )
+              const refusal = upstreamRefusal(input, response.status, body, admitted(admission, hints), scrubbedFor(input))
+              if (refusal._tag === "WorkspaceKeyRefused") {
+                yield* Effect.forkDaemon(Effect.ignore(credentials.recordRefusal(
+                  input.principal.workspace.id,
+                  input.provider.id,
+                  `The provider refused the key (status ${response.status}).`
+                )))
+              }
+              return yield* refuse(input, admission, started, refusal)
             }
             const contentType = String(response.headers["content-type"] ?? "")
             if (input.stream !== contentType.includes("text/event-stream")) {
@@ -369,10 +410,10 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             // The client left before the answer (499, nginx's "client closed request"): billed for the
             // prompt the upstream was sent, as a cancelled stream is.
             Effect.onInterrupt(() =>
-              admittedAt === undefined ? Effect.void : record(input, admittedAt.admission, admittedAt.started, {
+              admittedAt === undefined ? Effect.void : record(admittedAt.input, admittedAt.admission, admittedAt.started, {
                 status: 499,
                 outcome: "cancelled",
-                inputTokens: input.estimatedInputTokens,
+                inputTokens: request.estimatedInputTokens,
                 outputTokens: 0
               })
             )

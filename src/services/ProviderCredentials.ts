@@ -1,39 +1,19 @@
-import { Context, Data, Duration, Effect, Either, Layer, Option } from "effect"
+import { Context, Data, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../config"
 import { credentialContext, type CredentialsKey, lastFour, openCredential, sealCredential } from "../domain/credentials"
 import { expiringLookup } from "./expiringLookup"
+import { ProviderKeyCheck, type ProviderKeyRejected, type ProviderKeyUncheckable } from "./ProviderKeyCheck"
 import { type StoredProviderKey, ProviderKeys } from "./ProviderKeys"
 import type { StorageFailure } from "./StorageFailure"
 
 /** CREDENTIALS_KEY is not set: no provider key can be saved (there is no weak default to fall back on). */
 export class CredentialsKeyMissing extends Data.TaggedError("CredentialsKeyMissing")<{}> {}
 
-/** The provider refused the key when it was checked: it is not saved. */
-export class ProviderKeyRejected extends Data.TaggedError("ProviderKeyRejected")<{
-  readonly provider: string
-  /** In the service's own words: the upstream's status, never its text. */
-  readonly reason: string
-}> {}
-
-/** The provider could not be asked (down, timing out): the key is not saved, and may be tried again. */
-export class ProviderKeyUncheckable extends Data.TaggedError("ProviderKeyUncheckable")<{
-  readonly provider: string
-  readonly reason: string
-}> {}
-
 /** A stored key that cannot be opened: sealed under a key no longer given, or changed. */
 export class ProviderKeyUnreadable extends Data.TaggedError("ProviderKeyUnreadable")<{
   readonly provider: string
   readonly reason: "unknown_key" | "unreadable"
 }> {}
-
-/**
- * One cheap upstream call with a candidate key, before it is saved. Its real implementation lives on the
- * forwarding side (each provider knows its cheapest authenticated call); tests give their own.
- */
-export class ProviderKeyCheck extends Context.Tag("ProviderKeyCheck")<ProviderKeyCheck, {
-  readonly check: (provider: string, apiKey: string) => Effect.Effect<void, ProviderKeyRejected | ProviderKeyUncheckable>
-}>() {}
 
 /** What is shown of a saved key: never the key, only its last four characters and its history. */
 export interface ProviderKeyView {
@@ -60,6 +40,8 @@ export interface RotationResult {
   readonly unreadable: ReadonlyArray<{ readonly workspaceId: string; readonly provider: string }>
 }
 
+const markUsedEvery = 60_000
+
 /** How long an opened key is trusted: a replaced or removed key stops being used within this time on every instance. */
 export const openedKeyTtl = Duration.seconds(1)
 
@@ -77,8 +59,12 @@ export class ProviderCredentials extends Context.Tag("ProviderCredentials")<Prov
   readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<ProviderKeyView>, StorageFailure>
   /** The removed key's view, if there was one. */
   readonly remove: (workspaceId: string, provider: string) => Effect.Effect<Option.Option<ProviderKeyView>, StorageFailure>
-  /** The workspace's key for a provider, in the clear, for its upstream requests; None when it has none. */
-  readonly keyFor: (workspaceId: string, provider: string) => Effect.Effect<Option.Option<string>, ProviderKeyUnreadable | StorageFailure>
+  /** The workspace's key for a provider, for its upstream requests; None when it has none. */
+  readonly keyFor: (
+    workspaceId: string,
+    provider: string
+  ) => Effect.Effect<Option.Option<Redacted.Redacted<string>>, ProviderKeyUnreadable | StorageFailure>
+  /** Notes that the key was used now (written at most once a minute per key and instance). */
   readonly markUsed: (workspaceId: string, provider: string) => Effect.Effect<void, StorageFailure>
   /** Remembers the provider's refusal of the workspace's key, shown with the key. */
   readonly recordRefusal: (workspaceId: string, provider: string, reason: string) => Effect.Effect<void, StorageFailure>
@@ -107,8 +93,8 @@ export class ProviderCredentials extends Context.Tag("ProviderCredentials")<Prov
           const [workspaceId, provider] = id.split("/") as [string, string]
           return Effect.flatMap(store.get(workspaceId, provider), (found) =>
             Option.match(found, {
-              onNone: () => Effect.succeed(Option.none<string>()),
-              onSome: (key) => Effect.map(open(key), Option.some)
+              onNone: () => Effect.succeed(Option.none<Redacted.Redacted<string>>()),
+              onSome: (key) => Effect.map(open(key), (plain) => Option.some(Redacted.make(plain)))
             }))
         },
         timeToLive: openedKeyTtl,
@@ -116,6 +102,8 @@ export class ProviderCredentials extends Context.Tag("ProviderCredentials")<Prov
       })
 
       const now = Effect.map(Effect.clockWith((clock) => clock.currentTimeMillis), (ms) => new Date(ms))
+      // Last-used times are for people: a write a minute per key is plenty, not one per request.
+      const lastMarked = new Map<string, number>()
 
       return {
         set: ({ actor, apiKey, provider, workspaceId }) =>
@@ -135,7 +123,13 @@ export class ProviderCredentials extends Context.Tag("ProviderCredentials")<Prov
         list: (workspaceId) => Effect.map(store.list(workspaceId), (keys) => keys.map(providerKeyView)),
         remove: (workspaceId, provider) => Effect.map(store.remove(workspaceId, provider), Option.map(providerKeyView)),
         keyFor: (workspaceId, provider) => opened(`${workspaceId}/${provider}`),
-        markUsed: (workspaceId, provider) => Effect.flatMap(now, (at) => store.markUsed(workspaceId, provider, at)),
+        markUsed: (workspaceId, provider) =>
+          Effect.flatMap(now, (at) => {
+            const id = `${workspaceId}/${provider}`
+            if (at.getTime() - (lastMarked.get(id) ?? -Infinity) < markUsedEvery) return Effect.void
+            lastMarked.set(id, at.getTime())
+            return store.markUsed(workspaceId, provider, at)
+          }),
         recordRefusal: (workspaceId, provider, reason) => Effect.flatMap(now, (at) => store.recordError(workspaceId, provider, reason, at)),
         rotate: Effect.gen(function*() {
           const key = yield* sealingKey

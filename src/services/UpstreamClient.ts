@@ -39,7 +39,9 @@ export interface UpstreamRequest {
   readonly provider: ProviderDialect
   /** Appended to the upstream's API root, e.g. /v1/chat/completions. */
   readonly path: string
-  readonly body: string
+  /** POST (the default) with this JSON body; GET without one. */
+  readonly method?: "GET" | "POST"
+  readonly body?: string
   /** Protocol headers beside auth and content type, e.g. the messages version. */
   readonly headers?: Readonly<Record<string, string>>
 }
@@ -179,7 +181,7 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
               const expiredFailure = () => new UpstreamFailure({ kind: "timeout", detail: new ExchangeDeadline(deadlineMs).message })
               pool
                 .request({
-                  method: "POST",
+                  method: request.method ?? "POST",
                   path: `${basePath}${request.path}`,
                   headers: {
                     "content-type": "application/json",

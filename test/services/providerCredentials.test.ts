@@ -2,12 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Layer, Option } from "effect"
 import { AppConfig } from "../../src/config"
 import { type CredentialsKey, parseCredentialsKey } from "../../src/domain/credentials"
-import {
-  ProviderCredentials,
-  ProviderKeyCheck,
-  ProviderKeyRejected,
-  ProviderKeyUncheckable
-} from "../../src/services/ProviderCredentials"
+import { ProviderCredentials } from "../../src/services/ProviderCredentials"
+import { ProviderKeyCheck, ProviderKeyRejected, ProviderKeyUncheckable } from "../../src/services/ProviderKeyCheck"
 import { ProviderKeys } from "../../src/services/ProviderKeys"
 
 const keyA = Either.getOrThrow(parseCredentialsKey("a1".repeat(32)))

@@ -21,6 +21,7 @@ import { UsageOverview } from "../../src/services/UsageOverview"
 import { Workspaces } from "../../src/services/Workspaces"
 import { afterAll, beforeAll } from "vitest"
 import { testAdminToken } from "./testApp"
+import { ProviderKeys } from "../../src/services/ProviderKeys"
 
 /** The server secret of the in-memory app: links in its exports are signed with it. */
 export const memorySigningSecret = "memory-app-signing-secret-0123456789abcdef"
@@ -58,6 +59,7 @@ export const MemoryStores = Layer.mergeAll(
   // The console's usage charts read the ledger's memory.
   UsageOverview.memory.pipe(Layer.provideMerge(UsageLedger.memory)),
   Readiness.memory,
+  ProviderKeys.memory,
   linkedMemoryExportStorage,
   UsageJournal.none
 ).pipe(

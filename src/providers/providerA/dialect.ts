@@ -45,5 +45,6 @@ export const providerA = {
   errorBody: providerAErrorBody,
   rateLimitHeaders: xRateLimitHeaders,
   upstreamAuth: (key) => ({ authorization: `Bearer ${Redacted.value(key)}` }),
+  keyCheck: { path: "/v1/models", headers: () => ({}) },
   word
 } as const satisfies ProviderDialect<"provider_a">

@@ -45,5 +45,6 @@ export const providerB = {
   errorBody,
   rateLimitHeaders: anthropicRateLimitHeaders,
   upstreamAuth: (key) => ({ "x-api-key": Redacted.value(key) }),
+  keyCheck: { path: "/v1/models", headers: (config) => ({ "anthropic-version": config.upstreamMessagesVersion }) },
   word
 } as const satisfies ProviderDialect<"provider_b">

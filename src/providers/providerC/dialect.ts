@@ -35,5 +35,6 @@ export const providerC = {
   errorBody: providerCErrorBody,
   rateLimitHeaders: xRateLimitHeaders,
   upstreamAuth: (key) => ({ authorization: `Bearer ${Redacted.value(key)}` }),
+  keyCheck: { path: "/v1/models", headers: () => ({}) },
   word
 } as const satisfies ProviderDialect<"provider_c">
