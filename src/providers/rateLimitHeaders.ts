@@ -15,7 +15,7 @@ export const xRateLimitHeaders = ({ requests, tokens }: LimitReadings): Record<s
 })
 
 /** The messages header set (`anthropic-ratelimit-*`, resets as instants to the second). */
-export const anthropicRateLimitHeaders = ({ at, requests, tokens }: LimitReadings): Record<string, string> => {
+export const messagesRateLimitHeaders = ({ at, requests, tokens }: LimitReadings): Record<string, string> => {
   const reset = (reading: LimitReading) => new Date(at + reading.resetMs).toISOString().replace(/\.\d{3}Z$/, "Z")
   return {
     "anthropic-ratelimit-requests-limit": String(requests.limit),

@@ -3,7 +3,7 @@
  * Each page met is screenshotted (test/console/screenshots/) and checked with axe-core.
  */
 import * as fs from "node:fs"
-import OpenAI from "openai"
+import ProviderAClient from "openai"
 import type { BrowserContext, Page } from "playwright-core"
 import { beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database"
@@ -96,7 +96,7 @@ describe.skipIf(!hasChromium)("web console flows (real API)", { timeout: 180_000
     expect(key).toMatch(/^wsk_/)
     await checkPage(adminPage, "flow-03-key-created")
 
-    const client = new OpenAI({ apiKey: key, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 0 })
+    const client = new ProviderAClient({ apiKey: key, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 0 })
     for (let i = 0; i < 3; i++) {
       const answer = await client.chat.completions.create({ model: "chatgen-4o", messages: [{ role: "user", content: `hello ${i}` }] })
       recorded = { requests: recorded.requests + 1, tokens: recorded.tokens + (answer.usage?.total_tokens ?? 0) }
@@ -122,7 +122,7 @@ describe.skipIf(!hasChromium)("web console flows (real API)", { timeout: 180_000
         recorded = { requests: recorded.requests + 1, tokens: recorded.tokens + (answer.usage?.total_tokens ?? 0) }
         return false
       } catch (error) {
-        status = error instanceof OpenAI.APIError ? error.status ?? 0 : 0
+        status = error instanceof ProviderAClient.APIError ? error.status ?? 0 : 0
         return status !== 0
       }
     }, "the revoked key to be refused", 30_000)

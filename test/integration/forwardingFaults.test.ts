@@ -1,4 +1,4 @@
-import OpenAI from "openai"
+import ProviderAClient from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database"
 import { eventually, type FakeUpstream, startFakeUpstream, chatCompletionAnswer } from "../support/fakeUpstream"
@@ -50,7 +50,7 @@ const behave = (body: any, response: import("node:http").ServerResponse) => {
 describe("forwarding against a misbehaving upstream", () => {
   let upstream: FakeUpstream
   let app: RunningApp
-  let client: OpenAI
+  let client: ProviderAClient
   let key: string
   let workspaceId: string
 
@@ -68,7 +68,7 @@ describe("forwarding against a misbehaving upstream", () => {
     const workspace = await createWorkspace(app)
     workspaceId = workspace.id
     key = (await createKey(app, workspace.id, ["COMPLETION_API"])).key
-    client = new OpenAI({ apiKey: key, baseURL: `${app.url}/provider_a/eu/v1`, maxRetries: 0 })
+    client = new ProviderAClient({ apiKey: key, baseURL: `${app.url}/provider_a/eu/v1`, maxRetries: 0 })
   })
   afterAll(async () => {
     await app?.stop()
@@ -126,11 +126,11 @@ describe("forwarding against a misbehaving upstream", () => {
   it("answers 504 when the upstream sends no headers in time, and 502 when it cannot be reached", async () => {
     const timedOut = await client.chat.completions.create({ model: "chatgen-4o", messages: [{ role: "user", content: "hang" }] })
       .catch((e: unknown) => e)
-    expect((timedOut as InstanceType<typeof OpenAI.APIError>).status).toBe(504)
-    const refused = new OpenAI({ apiKey: key, baseURL: `${app.url}/provider_a/us/v1`, maxRetries: 0 })
+    expect((timedOut as InstanceType<typeof ProviderAClient.APIError>).status).toBe(504)
+    const refused = new ProviderAClient({ apiKey: key, baseURL: `${app.url}/provider_a/us/v1`, maxRetries: 0 })
     const unreachable = await refused.chat.completions.create({ model: "chatgen-4o", messages: [{ role: "user", content: "hi" }] })
       .catch((e: unknown) => e)
-    expect((unreachable as InstanceType<typeof OpenAI.APIError>).status).toBe(502)
+    expect((unreachable as InstanceType<typeof ProviderAClient.APIError>).status).toBe(502)
     expect((unreachable as Error).message).not.toContain("127.0.0.1")
   })
 

@@ -1,4 +1,4 @@
-import OpenAI from "openai"
+import ProviderAClient from "openai"
 import { beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database"
 import { eventually } from "../support/fakeUpstream"
@@ -24,14 +24,14 @@ const user = (content: string) => [{ role: "user" as const, content }]
 
 describe("provider_a through the openai client library", () => {
   const app = useApp()
-  let client: OpenAI
+  let client: ProviderAClient
   let workspaceId: string
 
   beforeAll(async () => {
     const workspace = await createWorkspace(app.current)
     workspaceId = workspace.id
     const key = await createKey(app.current, workspace.id, ["COMPLETION_API"])
-    client = new OpenAI({ apiKey: key.key, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 0 })
+    client = new ProviderAClient({ apiKey: key.key, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 0 })
   })
 
   it("creates a chat completion with every field of the spec, and records its usage", async () => {
@@ -96,7 +96,7 @@ describe("provider_a through the openai client library", () => {
     expect(final.choices[0]!.message.content!.length).toBeGreaterThan(0)
   })
 
-  const tools: Array<OpenAI.Chat.Completions.ChatCompletionTool> = [{
+  const tools: Array<ProviderAClient.Chat.Completions.ChatCompletionTool> = [{
     type: "function",
     function: {
       name: "get_weather",
@@ -106,7 +106,7 @@ describe("provider_a through the openai client library", () => {
   }]
 
   it("round-trips tool calls, in JSON and streamed", async () => {
-    const messages: Array<OpenAI.Chat.Completions.ChatCompletionMessageParam> = user("What is the weather in Lyon?")
+    const messages: Array<ProviderAClient.Chat.Completions.ChatCompletionMessageParam> = user("What is the weather in Lyon?")
     const first = await client.chat.completions.create({ model: "chatgen-4.1", messages, tools })
     expect(first.choices[0]!.finish_reason).toBe("tool_calls")
     const call = first.choices[0]!.message.tool_calls![0]!
@@ -173,64 +173,64 @@ describe("provider_a through the openai client library", () => {
   it("refuses embeddings over 8192 tokens naming the input, other models, and dimensions", async () => {
     const long = "token ".repeat(9000)
     const tooLong = await client.embeddings.create({ model: "text-embedding-ada-002", input: ["short", long] }).catch((e: unknown) => e)
-    expect(tooLong).toBeInstanceOf(OpenAI.BadRequestError)
-    expect((tooLong as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("input[1]")
+    expect(tooLong).toBeInstanceOf(ProviderAClient.BadRequestError)
+    expect((tooLong as InstanceType<typeof ProviderAClient.BadRequestError>).param).toBe("input[1]")
     const withinTokens = await client.embeddings.create({ model: "text-embedding-ada-002", input: "word ".repeat(8000) })
     expect(withinTokens.data).toHaveLength(1)
     const dimensions = await client.embeddings.create({ model: "text-embedding-ada-002", input: "x", dimensions: 256 }).catch((e: unknown) => e)
-    expect(dimensions).toBeInstanceOf(OpenAI.BadRequestError)
-    expect((dimensions as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("dimensions")
+    expect(dimensions).toBeInstanceOf(ProviderAClient.BadRequestError)
+    expect((dimensions as InstanceType<typeof ProviderAClient.BadRequestError>).param).toBe("dimensions")
     const otherModel = await client.embeddings.create({ model: "text-embedding-3-small", input: "x" }).catch((e: unknown) => e)
-    expect(otherModel).toBeInstanceOf(OpenAI.NotFoundError)
+    expect(otherModel).toBeInstanceOf(ProviderAClient.NotFoundError)
   })
 
   it("maps errors to the library's classes: 400, 401, 404, 429, 502", async () => {
     const bad = await client.chat.completions.create({ model: "chatgen-4o", messages: user("x"), temperature: 2.5 }).catch((e: unknown) => e)
-    expect(bad).toBeInstanceOf(OpenAI.BadRequestError)
-    expect((bad as InstanceType<typeof OpenAI.APIError>).param).toBe("temperature")
+    expect(bad).toBeInstanceOf(ProviderAClient.BadRequestError)
+    expect((bad as InstanceType<typeof ProviderAClient.APIError>).param).toBe("temperature")
     const badRole = await client.chat.completions.create({
       model: "chatgen-4o",
       messages: [{ role: "robot", content: "x" } as never]
     }).catch((e: unknown) => e)
-    expect((badRole as InstanceType<typeof OpenAI.APIError>).param).toBe("messages[0].role")
+    expect((badRole as InstanceType<typeof ProviderAClient.APIError>).param).toBe("messages[0].role")
     const tooManyStops = await client.chat.completions.create({ model: "chatgen-4o", messages: user("x"), stop: ["a", "b", "c", "d", "e"] })
       .catch((e: unknown) => e)
-    expect((tooManyStops as InstanceType<typeof OpenAI.APIError>).param).toBe("stop")
+    expect((tooManyStops as InstanceType<typeof ProviderAClient.APIError>).param).toBe("stop")
 
-    const unauthenticated = new OpenAI({ apiKey: "wsk_" + "x".repeat(43), baseURL: client.baseURL, maxRetries: 0 })
+    const unauthenticated = new ProviderAClient({ apiKey: "wsk_" + "x".repeat(43), baseURL: client.baseURL, maxRetries: 0 })
     expect(await unauthenticated.chat.completions.create({ model: "chatgen-4o", messages: user("x") }).catch((e: unknown) => e))
-      .toBeInstanceOf(OpenAI.AuthenticationError)
+      .toBeInstanceOf(ProviderAClient.AuthenticationError)
 
     const unknownModel = await client.chat.completions.create({ model: "chatgen-9", messages: user("x") }).catch((e: unknown) => e)
-    expect(unknownModel).toBeInstanceOf(OpenAI.NotFoundError)
-    expect((unknownModel as InstanceType<typeof OpenAI.APIError>).message).toContain("chatgen-9")
-    const wrongRegion = new OpenAI({ apiKey: client.apiKey, baseURL: client.baseURL.replace("/eu/", "/asia/"), maxRetries: 0 })
+    expect(unknownModel).toBeInstanceOf(ProviderAClient.NotFoundError)
+    expect((unknownModel as InstanceType<typeof ProviderAClient.APIError>).message).toContain("chatgen-9")
+    const wrongRegion = new ProviderAClient({ apiKey: client.apiKey, baseURL: client.baseURL.replace("/eu/", "/asia/"), maxRetries: 0 })
     expect(await wrongRegion.chat.completions.create({ model: "chatgen-4o", messages: user("x") }).catch((e: unknown) => e))
-      .toBeInstanceOf(OpenAI.NotFoundError)
+      .toBeInstanceOf(ProviderAClient.NotFoundError)
 
     const limited = await client.chat.completions.create({ model: "chatgen-4o", messages: user("[simulator fault=rate_limit]") })
       .catch((e: unknown) => e)
-    expect(limited).toBeInstanceOf(OpenAI.RateLimitError)
-    expect((limited as InstanceType<typeof OpenAI.APIError>).headers?.get("retry-after")).toEqual(expect.any(String))
+    expect(limited).toBeInstanceOf(ProviderAClient.RateLimitError)
+    expect((limited as InstanceType<typeof ProviderAClient.APIError>).headers?.get("retry-after")).toEqual(expect.any(String))
 
     const broken = await client.chat.completions.create({ model: "chatgen-4o", messages: user("[simulator fault=server_error]") })
       .catch((e: unknown) => e)
-    expect(broken).toBeInstanceOf(OpenAI.InternalServerError)
-    expect((broken as InstanceType<typeof OpenAI.APIError>).status).toBe(502)
+    expect(broken).toBeInstanceOf(ProviderAClient.InternalServerError)
+    expect((broken as InstanceType<typeof ProviderAClient.APIError>).status).toBe(502)
     // Any upstream status: 4xx pass through with their status (an unusual one as 400), 5xx become 502.
     const unprocessable = await client.chat.completions.create({ model: "chatgen-4o", messages: user("[simulator status=422]") })
       .catch((e: unknown) => e)
-    expect(unprocessable).toBeInstanceOf(OpenAI.UnprocessableEntityError)
+    expect(unprocessable).toBeInstanceOf(ProviderAClient.UnprocessableEntityError)
     const teapot = await client.chat.completions.create({ model: "chatgen-4o", messages: user("[simulator status=418]") })
       .catch((e: unknown) => e)
-    expect((teapot as InstanceType<typeof OpenAI.APIError>).status).toBe(400)
+    expect((teapot as InstanceType<typeof ProviderAClient.APIError>).status).toBe(400)
     expect((teapot as Error).message).toContain("Simulated status 418")
     const unavailable = await client.chat.completions.create({ model: "chatgen-4o", messages: user("[simulator status=503]") })
       .catch((e: unknown) => e)
-    expect((unavailable as InstanceType<typeof OpenAI.APIError>).status).toBe(502)
+    expect((unavailable as InstanceType<typeof ProviderAClient.APIError>).status).toBe(502)
     const garbled = await client.chat.completions.create({ model: "chatgen-4o", messages: user("[simulator fault=malformed_body]") })
       .catch((e: unknown) => e)
-    expect((garbled as InstanceType<typeof OpenAI.APIError>).status).toBe(502)
+    expect((garbled as InstanceType<typeof ProviderAClient.APIError>).status).toBe(502)
 
     // The recorder writes in batches, so wait until every status has arrived, not only the first.
     const failedStatuses = (r: ReadonlyArray<UsageRow>) => r.filter((row) => row.outcome === "failed").map((row) => row.status)

@@ -1,4 +1,4 @@
-import OpenAI from "openai"
+import ProviderAClient from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RedisServer, startRedis } from "../support/redis"
 import { call, createKey, createWorkspace, type RunningApp, startApp, useApp } from "../support/testApp"
@@ -65,7 +65,7 @@ describe("rate limits on one instance", () => {
     expect((await chat(app.current, key)).status).toBe(200)
 
     await exhaust()
-    const retrying = new OpenAI({ apiKey: key, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 2 })
+    const retrying = new ProviderAClient({ apiKey: key, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 2 })
     const { data, response } = await retrying.chat.completions.create({ model: "chatgen-4o", messages: user }).withResponse()
     expect(data.object).toBe("chat.completion")
     expect(response.status).toBe(200)

@@ -1,4 +1,4 @@
-import OpenAI from "openai"
+import ProviderAClient from "openai"
 import { describe, expect, it } from "vitest"
 import { eventually } from "../support/fakeUpstream"
 import { consoleCall, invitePerson, operatorCookie, password, sessionCookieOf, tokenOf } from "../support/console"
@@ -69,7 +69,7 @@ describe("the console on the in-memory app", () => {
   it("the overview page: usage of forwarded requests and activity of ingested events, per day", async () => {
     const workspace = await createWorkspace(app.current, "Overview")
     const key = await createKey(app.current, workspace.id, ["COMPLETION_API"], "the key")
-    const client = new OpenAI({ apiKey: key.key, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 0 })
+    const client = new ProviderAClient({ apiKey: key.key, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 0 })
     const completion = await client.chat.completions.create({ model: "chatgen-4o", messages: [{ role: "user", content: "hi" }] })
     await ingest(app.current, workspace.id, [message("m1", "2026-01-05T10:00:00Z", { inputTokens: 10, outputTokens: 20 })])
     const cookie = await operatorCookie(app.current)

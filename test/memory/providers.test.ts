@@ -1,7 +1,7 @@
 import ProviderBClient from "@anthropic-ai/sdk"
 import { Mistral as ProviderCClient } from "@mistralai/mistralai"
 import { SDKError } from "@mistralai/mistralai/models/errors"
-import OpenAI from "openai"
+import ProviderAClient from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { ApiRequestRow } from "../../src/services/UsageLedger/contract"
 import { eventually } from "../support/fakeUpstream"
@@ -29,7 +29,7 @@ describe("forwarded requests on the in-memory app", () => {
   })
 
   it("chat completions with the openai client: JSON and stream, usage recorded", async () => {
-    const client = new OpenAI({ apiKey: key, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 0 })
+    const client = new ProviderAClient({ apiKey: key, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 0 })
     const { data: completion, response } = await client.chat.completions.create({ model: "chatgen-4o-mini", messages: user("Say something kind.") })
       .withResponse()
     expect(completion).toMatchObject({ object: "chat.completion", model: "chatgen-4o-mini" })
@@ -66,16 +66,16 @@ describe("forwarded requests on the in-memory app", () => {
   })
 
   it("refuses in the openai format: a bad field names its param, an unknown model is 404", async () => {
-    const client = new OpenAI({ apiKey: key, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 0 })
+    const client = new ProviderAClient({ apiKey: key, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 0 })
     const bad = await failureOf(client.chat.completions.create({ model: "chatgen-4o", messages: user("x"), temperature: 2.5 }))
-    expect(bad).toBeInstanceOf(OpenAI.BadRequestError)
-    expect((bad as InstanceType<typeof OpenAI.APIError>).param).toBe("temperature")
+    expect(bad).toBeInstanceOf(ProviderAClient.BadRequestError)
+    expect((bad as InstanceType<typeof ProviderAClient.APIError>).param).toBe("temperature")
     const unknownModel = await failureOf(client.chat.completions.create({ model: "chatgen-9", messages: user("x") }))
-    expect(unknownModel).toBeInstanceOf(OpenAI.NotFoundError)
-    expect((unknownModel as InstanceType<typeof OpenAI.APIError>).message).toContain("chatgen-9")
-    const unauthenticated = new OpenAI({ apiKey: "wsk_" + "x".repeat(43), baseURL: client.baseURL, maxRetries: 0 })
+    expect(unknownModel).toBeInstanceOf(ProviderAClient.NotFoundError)
+    expect((unknownModel as InstanceType<typeof ProviderAClient.APIError>).message).toContain("chatgen-9")
+    const unauthenticated = new ProviderAClient({ apiKey: "wsk_" + "x".repeat(43), baseURL: client.baseURL, maxRetries: 0 })
     expect(await failureOf(unauthenticated.chat.completions.create({ model: "chatgen-4o", messages: user("x") })))
-      .toBeInstanceOf(OpenAI.AuthenticationError)
+      .toBeInstanceOf(ProviderAClient.AuthenticationError)
   })
 
   it("messages with the @anthropic-ai/sdk client: JSON and stream; refusals in its error format", async () => {
@@ -134,13 +134,13 @@ describe("forwarded requests on the in-memory app", () => {
   it("rate limits from RateLimiter.memory: a workspace's own limit refuses with 429 in the client's format", async () => {
     const limited = await createWorkspace(app.current, "Limited", { rateLimits: { families: { chat_completions: { requestsPerMinute: 1 } } } })
     const limitedKey = (await createKey(app.current, limited.id, ["COMPLETION_API"])).key
-    const client = new OpenAI({ apiKey: limitedKey, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 0 })
+    const client = new ProviderAClient({ apiKey: limitedKey, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 0 })
     const { response } = await client.chat.completions.create({ model: "chatgen-4o", messages: user("x") }).withResponse()
     expect(response.headers.get("x-ratelimit-limit-requests")).toBe("1")
     expect(response.headers.get("x-ratelimit-remaining-requests")).toBe("0")
     const refused = await failureOf(client.chat.completions.create({ model: "chatgen-4o", messages: user("x") }))
-    expect(refused).toBeInstanceOf(OpenAI.RateLimitError)
-    expect(Number((refused as InstanceType<typeof OpenAI.APIError>).headers?.get("retry-after"))).toBeGreaterThanOrEqual(1)
+    expect(refused).toBeInstanceOf(ProviderAClient.RateLimitError)
+    expect(Number((refused as InstanceType<typeof ProviderAClient.APIError>).headers?.get("retry-after"))).toBeGreaterThanOrEqual(1)
   })
 })
 
@@ -157,12 +157,12 @@ describe("forwarded requests on the in-memory app without the forwarding lane", 
   it("answers chat completions and refusals in the openai format through the HttpApi app", async () => {
     const workspace = await createWorkspace(app)
     const key = (await createKey(app, workspace.id, ["COMPLETION_API"])).key
-    const client = new OpenAI({ apiKey: key, baseURL: `${app.url}/provider_a/eu/v1`, maxRetries: 0 })
+    const client = new ProviderAClient({ apiKey: key, baseURL: `${app.url}/provider_a/eu/v1`, maxRetries: 0 })
     const completion = await client.chat.completions.create({ model: "chatgen-4o-mini", messages: user("hi") })
     expect(completion).toMatchObject({ object: "chat.completion", model: "chatgen-4o-mini" })
     const bad = await failureOf(client.chat.completions.create({ model: "chatgen-4o", messages: user("x"), temperature: 2.5 }))
-    expect(bad).toBeInstanceOf(OpenAI.BadRequestError)
-    expect((bad as InstanceType<typeof OpenAI.APIError>).param).toBe("temperature")
+    expect(bad).toBeInstanceOf(ProviderAClient.BadRequestError)
+    expect((bad as InstanceType<typeof ProviderAClient.APIError>).param).toBe("temperature")
     const rows = await eventually(() => usageRows(app, workspace.id), (r) => r.length > 0)
     expect(rows[0]).toMatchObject({ endpoint: "chat_completions", status: 200, outputTokens: completion.usage!.completion_tokens })
   })

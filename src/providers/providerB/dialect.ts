@@ -3,7 +3,7 @@ import type { Problem } from "../../domain/problem"
 import { providerBErrorType } from "./protocol"
 import type { RequestRefusal } from "../../domain/refusals"
 import type { ProviderDialect } from "../provider"
-import { anthropicRateLimitHeaders } from "../rateLimitHeaders"
+import { messagesRateLimitHeaders } from "../rateLimitHeaders"
 
 /** provider_b's words for the refusals its clients know. */
 const word = (refusal: RequestRefusal): Problem | undefined => {
@@ -43,7 +43,7 @@ export const providerB = {
   regions: ["eu", "us"],
   keyHeaders: { xApiKey: true },
   errorBody,
-  rateLimitHeaders: anthropicRateLimitHeaders,
+  rateLimitHeaders: messagesRateLimitHeaders,
   upstreamAuth: (key) => ({ "x-api-key": Redacted.value(key) }),
   keyCheck: { path: "/v1/models", headers: (config) => ({ "anthropic-version": config.upstreamMessagesVersion }) },
   word
