@@ -21,6 +21,9 @@ export class ProviderKeyUncheckable extends Data.TaggedError("ProviderKeyUncheck
  * One cheap upstream call with a candidate key, before it is saved. Its real implementation lives on the
  * forwarding side (each provider knows its cheapest authenticated call); tests give their own.
  */
+/** The most of the check's answer read (and dropped). */
+const answerBytes = 256 * 1024
+
 export class ProviderKeyCheck extends Context.Tag("ProviderKeyCheck")<ProviderKeyCheck, {
   readonly check: (provider: string, apiKey: string) => Effect.Effect<void, ProviderKeyRejected | ProviderKeyUncheckable>
 }>() {
@@ -45,8 +48,8 @@ export class ProviderKeyCheck extends Context.Tag("ProviderKeyCheck")<ProviderKe
               { provider, method: "GET", path: provider.keyCheck.path, headers: provider.keyCheck.headers(config) }
             ).pipe(
               Effect.mapError((failure) => new ProviderKeyUncheckable({ provider: providerId, reason: failure.kind })),
-              // Only the status is read: the answer (a model list, or an error naming the key) is dropped unread.
-              Effect.tap((answer) => Effect.sync(() => answer.body.destroy()))
+              // Only the status is used: the answer (a model list, or an error that may name the key) is read and dropped.
+              Effect.tap((answer) => Effect.ignore(client.readAnswer(answer.body, answerBytes)))
             )
             if (response.status === 401 || response.status === 403) {
               return yield* Effect.fail(new ProviderKeyRejected({ provider: providerId, reason: `the provider answered ${response.status}` }))
