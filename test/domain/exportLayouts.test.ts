@@ -46,6 +46,8 @@ describe("export layouts", () => {
         toDate: "20260112",
         uniqueId: "abc123"
       })
-    ).toBe(`models-usage/ws-1/models-usage-20260105-20260112-${EXPORT_LAYOUT_VERSION}-abc123.csv`)
+    ).toBe(`models-usage/ws-1/models-usage-20260105-20260112-v2-abc123.csv`)
+    expect(exportFilePath({ kind: "users", workspaceId: "ws-1", fromDate: "20260105", toDate: "20260112", uniqueId: "abc123" }))
+      .toBe(`users-usage/ws-1/users-usage-20260105-20260112-${EXPORT_LAYOUT_VERSION}-abc123.csv`)
   })
 })

@@ -267,13 +267,13 @@ layer(Database, { timeout: 180_000, excludeTestServices: true })("export queries
         expect(result.columns).toEqual(columnNames("models"))
         expect(result.csv).toBe(
           csvOf("models", [
-            `${DAY_28},api,chatgen-4o,provider_a,eu,2,1,10,20,0.000100,75`,
-            `${DAY_28},platform,assistantmodel-x,,,1,0,50,60,0.000000,`,
-            `${DAY_28},platform,chatgen-4o,provider_a,,2,0,110,220,0.002475,`,
-            `${DAY_29},api,assistantmodel-x,provider_b,us,1,0,7,8,0.500000,301`,
+            `${DAY_28},api,chatgen-4o,provider_a,eu,2,1,10,20,0.000100,75,false`,
+            `${DAY_28},platform,assistantmodel-x,,,1,0,50,60,0.000000,,`,
+            `${DAY_28},platform,chatgen-4o,provider_a,,2,0,110,220,0.002475,,`,
+            `${DAY_29},api,assistantmodel-x,provider_b,us,1,0,7,8,0.500000,301,false`,
             // 1001 × 2.5 + 2001 × 10 = 22512.5 → 0.0225125 → 0.022513
-            `${DAY_29},platform,chatgen-4o,provider_a,,2,0,1001,2001,0.022513,`,
-            `${DAY_30},platform,assistantmodel-x,,,1,0,5,5,0.000000,`
+            `${DAY_29},platform,chatgen-4o,provider_a,,2,0,1001,2001,0.022513,,`,
+            `${DAY_30},platform,assistantmodel-x,,,1,0,5,5,0.000000,,`
           ])
         )
         expect(result.counted).toBe(6)
