@@ -72,13 +72,15 @@ export const ConsoleCreatedApiKey = Schema.Struct({ ...CreatedApiKey.fields, cre
 const LocalDate = Schema.String.pipe(
   Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "must be a date YYYY-MM-DD" })
 )
-export const UsageGroupBy = Schema.Literal("model", "apiKey", "family")
+export const UsageGroupBy = Schema.Literal("model", "apiKey", "family", "byok")
 
 export const UsageQuery = Schema.Struct({
   from: LocalDate,
   to: LocalDate.annotations({ description: "exclusive" }),
   timezone: Schema.optional(TimeZone).annotations({ description: "IANA name; default: the workspace's time zone" }),
-  groupBy: Schema.optional(UsageGroupBy).annotations({ description: "default model" })
+  groupBy: Schema.optional(UsageGroupBy).annotations({
+    description: "default model; byok: groups `byok` (the workspace's own provider keys) and `managed` (the service's keys)"
+  })
 })
 
 export const UsageRow = Schema.Struct({

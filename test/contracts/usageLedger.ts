@@ -441,7 +441,8 @@ export const usageLedgerContract = <E>(name: string, backing: Layer.Layer<UsageL
             // 03-28 23:59+01:00
             requestRow(workspace, { createdAt: at("2026-03-28T22:59:00Z"), keyId: first, inputTokens: 10, outputTokens: 20, costUsd: 0.0001 }),
             // 03-29 00:00+01:00, the spring-forward day
-            requestRow(workspace, { createdAt: at("2026-03-28T23:00:00Z"), keyId: second, inputTokens: 1, outputTokens: 2, costUsd: 0.25 }),
+            // … sent with the workspace's own provider key
+            requestRow(workspace, { createdAt: at("2026-03-28T23:00:00Z"), keyId: second, inputTokens: 1, outputTokens: 2, costUsd: 0.25, byok: true }),
             // 03-30 00:30+02:00; the cost is kept to 8 decimals (0.12345679), shown to 6
             requestRow(workspace, {
               createdAt: at("2026-03-29T22:30:00Z"), keyId: first, inputTokens: 7, outputTokens: 8, costUsd: 0.123456789,
@@ -471,6 +472,11 @@ export const usageLedgerContract = <E>(name: string, backing: Layer.Layer<UsageL
             { ...day("2026-03-28", first, 1, 10, 20, 0.0001), label: "first key" },
             { ...day("2026-03-29", second, 1, 1, 2, 0.25), label: "second key" },
             { ...day("2026-03-30", first, 2, 12, 13, 0.125457), label: "first key" }
+          ])
+          expect(yield* overview.usage(workspace, range, "byok")).toEqual([
+            { ...day("2026-03-28", "managed", 1, 10, 20, 0.0001), label: "the service's keys" },
+            { ...day("2026-03-29", "byok", 1, 1, 2, 0.25), label: "the workspace's own provider keys" },
+            { ...day("2026-03-30", "managed", 2, 12, 13, 0.125457), label: "the service's keys" }
           ])
           // Kolkata's days start at 18:30 UTC: 03-28 22:59Z and 23:00Z are on the same local day.
           // Kolkata's days start at 18:30 UTC: the range starts on 03-27 at 18:30Z, so the first request is in

@@ -1,7 +1,13 @@
 import { Data, Effect } from "effect"
 import type { StorageFailure } from "../StorageFailure"
 
-export type UsageGroupBy = "model" | "apiKey" | "family"
+export type UsageGroupBy = "model" | "apiKey" | "family" | "byok"
+
+/** The groups of groupBy=byok, and how they are named to people. */
+export const keyKindLabels: Readonly<Record<string, string>> = {
+  byok: "the workspace's own provider keys",
+  managed: "the service's keys"
+}
 
 export interface UsageDayRow {
   readonly day: string

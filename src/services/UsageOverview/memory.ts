@@ -4,7 +4,7 @@ import type { StorageFailure } from "../StorageFailure"
 import { fixed, scaled } from "../UsageLedger/decimal"
 import { pgLocalMidnight } from "../UsageLedger/localTime"
 import type { MemoryUsageStore } from "../UsageLedger/memoryStore"
-import { type ActivityDayRow, checkRange, type LocalRange, type UsageDayRow, type UsageOverviewShape } from "./contract"
+import { type ActivityDayRow, checkRange, type LocalRange, type UsageDayRow, type UsageOverviewShape, keyKindLabels } from "./contract"
 
 const QUARTER_MS = 900_000
 const HOUR_MS = 3_600_000
@@ -63,7 +63,13 @@ export const makeMemoryOverview = (
           for (const request of store.workspaces.get(workspaceId)?.requests.values() ?? []) {
             const day = dayOf(request.createdAt.getTime())
             if (day === undefined) continue
-            const group = groupBy === "model" ? request.model : groupBy === "family" ? request.endpoint : request.keyId
+            const group = groupBy === "model"
+              ? request.model
+              : groupBy === "family"
+              ? request.endpoint
+              : groupBy === "byok"
+              ? (request.byok ? "byok" : "managed")
+              : request.keyId
             const id = `${day} ${group}`
             const sum = sums.get(id) ?? { day, group, requests: 0, inputTokens: 0, outputTokens: 0, cost: 0n }
             sum.requests++
@@ -74,7 +80,7 @@ export const makeMemoryOverview = (
             sums.set(id, sum)
           }
           return [...sums.values()].map(({ cost, group, ...sum }): UsageDayRow => {
-            const label = groupBy === "apiKey" ? names.get(group) : undefined
+            const label = groupBy === "apiKey" ? names.get(group) : groupBy === "byok" ? keyKindLabels[group] : undefined
             return {
               ...sum,
               group,

@@ -1,7 +1,7 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { orStorageFailure } from "../orStorageFailure"
-import { checkRange, type LocalRange, type UsageOverviewShape } from "./contract"
+import { checkRange, type LocalRange, type UsageOverviewShape, keyKindLabels } from "./contract"
 
 /**
  * The console's overview, read from the rollups of sql/0008_usage_rollups.sql (15-minute UTC
@@ -37,7 +37,13 @@ export const makePostgresOverview = (sql: SqlClient.SqlClient): UsageOverviewSha
         orStorageFailure(Effect.flatMap(tables(range), (table) => sql<UsageSql>`
           WITH days AS (
             SELECT ${day(range.timezone)} AS day,
-                   ${groupBy === "model" ? sql`model` : groupBy === "family" ? sql`endpoint` : sql`key_id::text`} AS grp,
+                   ${groupBy === "model"
+                     ? sql`model`
+                     : groupBy === "family"
+                     ? sql`endpoint`
+                     : groupBy === "byok"
+                     ? sql`CASE WHEN byok THEN 'byok' ELSE 'managed' END`
+                     : sql`key_id::text`} AS grp,
                    sum(requests)::float8 AS requests, sum(input_tokens)::float8 AS input_tokens,
                    sum(output_tokens)::float8 AS output_tokens, sum(cost_usd)::float8 AS cost_usd
             FROM ${table.api} WHERE ${within(workspaceId, range)}
@@ -51,7 +57,7 @@ export const makePostgresOverview = (sql: SqlClient.SqlClient): UsageOverviewSha
         rows.map((row) => ({
           day: row.day,
           group: row.grp,
-          ...(row.label === null ? {} : { label: row.label }),
+          ...(row.label !== null ? { label: row.label } : groupBy === "byok" ? { label: keyKindLabels[row.grp] ?? row.grp } : {}),
           requests: row.requests,
           inputTokens: row.input_tokens,
           outputTokens: row.output_tokens,

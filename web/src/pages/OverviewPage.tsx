@@ -13,7 +13,8 @@ import { measures, seriesOf, total } from "./usageSeries"
 const groupOptions: ReadonlyArray<{ readonly value: GroupBy; readonly label: string }> = [
   { value: "model", label: "Model" },
   { value: "apiKey", label: "API key" },
-  { value: "family", label: "API family" }
+  { value: "family", label: "API family" },
+  { value: "byok", label: "Provider key (own or the service's)" }
 ]
 
 /** The workspace's zone for admins (from its settings); members cannot read settings, so the server's default applies. */
