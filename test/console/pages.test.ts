@@ -27,6 +27,31 @@ const workspaceAnswer = (
   if (path === "workspaces/ws1/usage") return { status: 200, body: { data: usageRows } }
   if (path === "workspaces/ws1/activity") return { status: 200, body: { data: activityRows } }
   if (path === "workspaces/ws1/settings") return { status: 200, body: settings }
+  if (path === "workspaces/ws1/provider-keys") {
+    // A member learns only whether a key is set.
+    const admin = session === adminSession
+    const unset = (provider: string) => ({ provider, set: false, last4: null, createdAt: null, createdBy: null, lastUsedAt: null, lastError: null })
+    return {
+      status: 200,
+      body: {
+        data: [
+          admin
+            ? { provider: "provider_a", set: true, last4: "9fA2", createdAt: daysAgo(12), createdBy: "ada@example.com", lastUsedAt: daysAgo(0), lastError: null }
+            : { ...unset("provider_a"), set: true },
+          unset("provider_b"),
+          admin
+            ? { provider: "provider_c", set: true, last4: "77xQ", createdAt: daysAgo(30), createdBy: "operator", lastUsedAt: daysAgo(3), lastError: "The provider refused the key (status 401)." }
+            : { ...unset("provider_c"), set: true }
+        ]
+      }
+    }
+  }
+  if (path === "workspaces/ws1/provider-keys/provider_b" && method === "PUT") {
+    const { apiKey } = body as { apiKey: string }
+    return apiKey.startsWith("bad")
+      ? { status: 400, body: { error: { code: "provider_key_rejected", message: "provider_b refused this key (the provider answered 401). It was not saved.", field: "apiKey" } } }
+      : { status: 200, body: { provider: "provider_b", set: true, last4: apiKey.slice(-4), createdAt: new Date().toISOString(), createdBy: "ada@example.com", lastUsedAt: null, lastError: null } }
+  }
   if (path === "workspaces/ws1/api-keys" && method === "GET") return { status: 200, body: { data: apiKeys } }
   if (path === "workspaces/ws1/api-keys" && method === "POST") {
     const { name, scopes } = body as { name: string; scopes: Array<string> }
@@ -212,6 +237,44 @@ describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_
     await context.close()
   })
 
+  it("lets an admin check and save a provider key, shows only its last characters, and tells a refused one", async () => {
+    const context = await newContext(browser.current)
+    const page = await context.newPage()
+    const calls: Array<string> = []
+    const api = workspaceApi(adminSession)
+    let savedB: unknown
+    await stubConsoleApi(page, (call) => {
+      calls.push(`${call.method} ${call.path}`)
+      const answer = api(call)
+      if (call.method === "PUT" && answer?.status === 200) savedB = answer.body
+      if (call.path === "workspaces/ws1/provider-keys" && answer !== undefined && savedB !== undefined) {
+        const listed = answer.body as { data: Array<{ provider: string }> }
+        return { status: 200, body: { data: listed.data.map((key) => (key.provider === "provider_b" ? savedB : key)) } }
+      }
+      return answer
+    })
+    await open(page, `${app.current.url}/console/w/ws1/settings`, "Settings")
+    await page.getByRole("heading", { name: "Provider keys" }).waitFor()
+    const ownKeyA = page.getByRole("form", { name: "provider_a key" })
+    await ownKeyA.getByText("…9fA2").waitFor()
+    await page.getByRole("form", { name: "provider_c key" }).getByText("The provider refused the key (status 401).").waitFor()
+    const keyB = page.getByRole("form", { name: "provider_b key" })
+    expect(await keyB.getByText("No key: requests go with the service's own key.").count()).toBe(1)
+    await keyB.getByLabel("provider_b key").fill("bad-key-0000")
+    await keyB.getByRole("button", { name: "Check and save" }).click()
+    await keyB.getByText("provider_b refused this key").waitFor()
+    await checkPage(page, "10b-provider-keys")
+    await keyB.getByLabel("provider_b key").fill("sk-good-key-4321")
+    await keyB.getByRole("button", { name: "Check and save" }).click()
+    // Saved: the form is emptied and shows the new key's last characters.
+    await keyB.getByText("…4321").waitFor()
+    expect(await keyB.getByLabel("Replace the provider_b key").inputValue()).toBe("")
+    expect(calls.filter((c) => c === "PUT workspaces/ws1/provider-keys/provider_b")).toHaveLength(2)
+    // The key typed is never put back on the page.
+    expect(await page.content()).not.toContain("sk-good-key-4321")
+    await context.close()
+  })
+
   it("shows a member no export page, no admin pages and no USAGE_EXPORT_API scope", async () => {
     const context = await newContext(browser.current)
     const page = await context.newPage()
@@ -224,6 +287,9 @@ describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_
     await checkPage(page, "12-member-keys")
     await nav.getByRole("link", { name: "Models" }).click()
     await page.getByRole("rowheader", { name: "codemodel-2501" }).waitFor()
+    expect(await page.getByTestId("provider-key-status").textContent()).toBe(
+      "provider_a: the workspace's own key · provider_b: the service's key · provider_c: the workspace's own key"
+    )
     await checkPage(page, "12b-member-models")
     await open(page, `${app.current.url}/console/w/ws1/exports`, "Page not found")
     await open(page, `${app.current.url}/console/w/ws1/overview`, "Page not found")
