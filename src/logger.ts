@@ -24,7 +24,7 @@ export const JsonLogger = Logger.replace(
 )
 
 /** A value on a pretty line: strings bare unless they hold spaces or quotes, the rest as JSON. */
-const prettyValue = (value: unknown): string => {
+export const prettyValue = (value: unknown): string => {
   if (typeof value === "string") return /^[^\s"=]*$/.test(value) && value !== "" ? value : JSON.stringify(value)
   if (value instanceof Error) return JSON.stringify(`${value.name}: ${value.message}`)
   try {

@@ -1,4 +1,5 @@
 import { Exit, FiberRef, FiberRefs, LogLevel, type Runtime } from "effect"
+import { prettyValue } from "../logger"
 
 /** What the log keeps of one served request. */
 export interface AccessEntry {
@@ -12,28 +13,34 @@ export interface AccessEntry {
 }
 
 /**
- * The request's log line, in the shape of every other line of the JSON logger (src/logger.ts):
- * message, level, time, annotations, spans, fiber.
+ * The request's log line, in the shape of every other line of the logger LOG_FORMAT chose (src/logger.ts):
+ * JSON (message, level, time, annotations, spans, fiber) or the pretty `time LEVEL message key=value …`.
  */
-export const accessLogLine = (entry: AccessEntry, at: Date): string =>
-  // Built as text: the only values that may need escaping are the id and the path.
-  `{"message":"request","logLevel":"INFO","timestamp":"${at.toISOString()}","annotations":{"requestId":${
+export const accessLogLine = (entry: AccessEntry, at: Date, format: "json" | "pretty" = "json"): string =>
+  format === "pretty"
+    ? `${at.toISOString()} INFO  request requestId=${prettyValue(entry.requestId)} method=${prettyValue(entry.method)} path=${
+      prettyValue(entry.path)
+    } status=${entry.status} durationMs=${entry.durationMs}\n`
+    // Built as text: the only values that may need escaping are the id and the path.
+    : `{"message":"request","logLevel":"INFO","timestamp":"${at.toISOString()}","annotations":{"requestId":${
     JSON.stringify(entry.requestId)
   },"method":${JSON.stringify(entry.method)},"path":${JSON.stringify(entry.path)},"status":${entry.status},"durationMs":${entry.durationMs}},"spans":{},"fiberId":${
     JSON.stringify(entry.fiberId)
   }}\n`
 
 /**
- * Writes access lines straight to stdout, once the serving fiber has ended, when the runtime's
- * minimum log level lets info through. Going through Effect's logger from inside the fiber (log
- * annotations, a log call) cost about 30 µs a request, most of it FiberRef bookkeeping: a tenth of
- * a forwarded request's CPU.
+ * The one access log of both ways a request is served (the forwarding lane and the HttpApi app): writes
+ * the line straight to stdout once the serving has ended, when the runtime's minimum log level lets info
+ * through. Going through Effect's logger from inside the fiber (log annotations, a log call) cost about
+ * 30 µs a request, most of it FiberRef bookkeeping: a tenth of a forwarded request's CPU.
  */
-export const accessLogFor = (runtime: Runtime.Runtime<never>): ((entry: AccessEntry) => void) => {
+export const accessLogFor = (runtime: Runtime.Runtime<never>, format: "json" | "pretty" = "json"): AccessLog => {
   const minimum = FiberRefs.getOrDefault(runtime.fiberRefs, FiberRef.currentMinimumLogLevel)
   if (LogLevel.greaterThan(minimum, LogLevel.Info)) return () => {}
-  return (entry) => void process.stdout.write(accessLogLine(entry, new Date()))
+  return (entry) => void process.stdout.write(accessLogLine(entry, new Date(), format))
 }
+
+export type AccessLog = (entry: AccessEntry) => void
 
 /**
  * The status a request ended with: its answer's, 499 when it was interrupted (the client closed the

@@ -82,7 +82,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
   static readonly layer = Layer.scoped(
     ForwardingLane,
     Effect.gen(function*() {
-      const { basePath, maxBodyBytes } = yield* AppConfig
+      const { basePath, logFormat, maxBodyBytes } = yield* AppConfig
       const auth = yield* AuthService
       const rateLimits = yield* RateLimits
       const throttle = yield* CredentialThrottle
@@ -92,7 +92,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
       )
       const runtime = yield* Effect.runtime<never>()
       const runFork = Runtime.runFork(runtime)
-      const accessLog = accessLogFor(runtime)
+      const accessLog = accessLogFor(runtime, logFormat)
       // Requests being served. Released after the server (which has closed every connection by
       // then, busy ones at the end of the grace): what is still running was cut and is waited
       // for, so that the usage of a stream cut at shutdown is recorded before the recorder's last flush.

@@ -1,7 +1,8 @@
 import { HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Exit } from "effect"
+import { Effect, Exit, FiberId } from "effect"
 import * as crypto from "node:crypto"
 import { currentRequestId, requestIdHeaders } from "../handlers/requestId"
+import type { AccessLog } from "./accessLog"
 
 export { requestIdHeaders } from "../handlers/requestId"
 
@@ -16,38 +17,44 @@ export const requestIdFor = (incoming: string | undefined): string =>
   incoming !== undefined && acceptableId.test(incoming) ? incoming : `req_${crypto.randomUUID().replaceAll("-", "")}`
 
 /**
- * Runs the serving of one request with its id in the logs and in `currentRequestId`, and writes
- * one structured log line when it is done (status 500 when it failed unanswered, 499 when the client left).
+ * Runs the serving of one request with its id in the logs and in `currentRequestId`, and writes its
+ * access line when it is done (status 500 when it failed unanswered, 499 when the client left), through
+ * the same access log as the forwarding lane.
  */
 export const withRequestContext = <A, E, R>(
   serve: Effect.Effect<A, E, R>,
   request: { readonly requestId: string; readonly method: string; readonly url: string },
-  statusOf: (answer: A) => number
+  statusOf: (answer: A) => number,
+  accessLog: AccessLog
 ): Effect.Effect<A, E, R> => {
   const started = performance.now()
   return serve.pipe(
     Effect.annotateLogs({ requestId: request.requestId }),
     Effect.locally(currentRequestId, request.requestId),
     Effect.onExit((exit) =>
-      Effect.logInfo("request").pipe(
-        Effect.annotateLogs({
-          requestId: request.requestId,
-          method: request.method,
-          path: loggablePath(request.url),
-          status: Exit.isSuccess(exit) ? statusOf(exit.value) : Exit.isInterrupted(exit) ? 499 : 500,
-          durationMs: Math.round((performance.now() - started) * 10) / 10
-        })
+      Effect.fiberIdWith((fiberId) =>
+        Effect.sync(() =>
+          accessLog({
+            requestId: request.requestId,
+            method: request.method,
+            path: loggablePath(request.url),
+            status: Exit.isSuccess(exit) ? statusOf(exit.value) : Exit.isInterrupted(exit) ? 499 : 500,
+            durationMs: Math.round((performance.now() - started) * 10) / 10,
+            fiberId: FiberId.threadName(fiberId)
+          })
+        )
       )
     )
   )
 }
 
 /** Gives every request an id, echoes it in the response headers and logs one line per request. */
-export const requestContext = HttpMiddleware.make((app) =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const requestId = requestIdFor(request.headers["x-request-id"])
-    return withRequestContext(app, { requestId, method: request.method, url: request.url }, (response) => response.status).pipe(
-      Effect.map((response) => HttpServerResponse.setHeaders(response, requestIdHeaders(requestId)))
-    )
-  })
-)
+export const requestContext = (accessLog: AccessLog) =>
+  HttpMiddleware.make((app) =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const requestId = requestIdFor(request.headers["x-request-id"])
+      return withRequestContext(app, { requestId, method: request.method, url: request.url }, (response) => response.status, accessLog).pipe(
+        Effect.map((response) => HttpServerResponse.setHeaders(response, requestIdHeaders(requestId)))
+      )
+    })
+  )

@@ -9,6 +9,7 @@ import { failureToProblem, isJsonOrUndeclared, tooLarge, unsupportedMediaType } 
 import { trackConnections } from "./connectionDrain"
 import { loadConsoleAssets, serveConsole } from "./consoleWeb"
 import { ForwardingLane } from "./forwardingLane"
+import { accessLogFor } from "./accessLog"
 import { requestContext } from "./requestContext"
 
 const bodyMethods: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH"])
@@ -104,7 +105,9 @@ export const HttpServerLive = Layer.unwrapScoped(
     const app = serveConsole(yield* loadConsoleAssets, config.basePath)(api)
     const mounted = config.basePath === "" ? app : HttpRouter.empty.pipe(HttpRouter.mountApp(config.basePath, app))
     // The platform's own Node handler for the HttpApi app (the one its server would add as listener).
-    const handler = yield* NodeHttpServer.makeHandler(requestContext(HttpMiddleware.xForwardedHeaders(mounted)))
+    // Its access lines are written by the same access log as the forwarding lane's.
+    const accessLog = accessLogFor(yield* Effect.runtime<never>(), config.logFormat)
+    const handler = yield* NodeHttpServer.makeHandler(requestContext(accessLog)(HttpMiddleware.xForwardedHeaders(mounted)))
     // Slow or idle sockets cost a slot each: headers, whole requests and idle keep-alive are timed,
     // and connections beyond the maximum are refused at accept (each is a file descriptor).
     const nodeServer = http.createServer({

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Logger, LogLevel } from "effect"
 import { vi } from "vitest"
 import { accessLogFor, accessLogLine, endStatus } from "../../src/http/accessLog"
-import { JsonLogger } from "../../src/logger"
+import { JsonLogger, PrettyLogger } from "../../src/logger"
 
 const entry = { requestId: "req_1", method: "POST", path: "/provider_a/eu/v1/chat/completions", status: 200, durationMs: 1.5, fiberId: "#7" }
 
@@ -37,6 +37,23 @@ describe("the access log", () => {
     const written = JSON.parse(line)
     expect(written).toEqual({ ...expected, timestamp: "2026-11-23T10:00:00.000Z", fiberId: "#7" })
     expect(Object.keys(written)).toEqual(Object.keys(expected))
+  })
+
+  it("writes the line the pretty logger would write for the same entry, with LOG_FORMAT=pretty", () => {
+    const [viaLogger] = stdoutOf(() =>
+      Effect.runSync(
+        Effect.logInfo("request").pipe(
+          Effect.annotateLogs({ requestId: entry.requestId, method: entry.method, path: entry.path, status: entry.status, durationMs: entry.durationMs }),
+          Effect.provide(PrettyLogger)
+        )
+      )
+    )
+    const line = accessLogLine({ ...entry, path: "/odd path" }, new Date("2026-11-23T10:00:00.000Z"), "pretty")
+    const expected = viaLogger!.replace(/^\S+/, "2026-11-23T10:00:00.000Z").replace(`path=${entry.path}`, 'path="/odd path"')
+    // The same time, level and message, then the same fields (the logger orders annotations its own way).
+    const parts = (text: string) => ({ head: text.slice(0, text.indexOf(" request ") + 9), fields: text.trim().split(" request ")[1]!.split(" ").sort() })
+    expect(line.endsWith("\n")).toBe(true)
+    expect(parts(line)).toEqual(parts(expected))
   })
 
   it("writes only when the runtime's minimum level lets info through", () => {
