@@ -80,6 +80,8 @@ CREATE TABLE api_keys (id uuid PRIMARY KEY, workspace_id uuid NOT NULL REFERENCE
 const migration0002 = readFileSync(join(__dirname, "../../sql/0002_usage_ledger.sql"), "utf8")
 // api_requests.outcome, which the models export reads.
 const migration0004 = readFileSync(join(__dirname, "../../sql/0004_api_request_outcome.sql"), "utf8")
+// api_requests.byok, which the models export reads (the rest of that migration is not needed here).
+const byokColumn = "ALTER TABLE api_requests ADD COLUMN byok boolean NOT NULL DEFAULT false"
 
 // Dimension rows are inserted in this order, so users are ordered u1, u2, u3 within a day.
 const seed = `
@@ -155,6 +157,7 @@ const Database = Layer.effectDiscard(
     yield* sql.unsafe(migration0001Stub)
     yield* sql.withTransaction(sql.unsafe(migration0002))
     yield* sql.withTransaction(sql.unsafe(migration0004))
+    yield* sql.unsafe(byokColumn)
     yield* sql.unsafe(seed)
   })
 ).pipe(Layer.provideMerge(SqlLive))

@@ -73,7 +73,7 @@ describe("usage exports", () => {
     expect(result.body.success).toBe(true)
     const { data } = result.body
     expect(data.dataType).toBe(kind)
-    expect(data.filePath).toMatch(new RegExp(`^${kind}-usage/${workspaceId}/${kind}-usage-20260105-20260107-v1-[a-z0-9]+\\.csv$`))
+    expect(data.filePath).toMatch(new RegExp(`^${kind}-usage/${workspaceId}/${kind}-usage-20260105-20260107-${exportLayouts[kind].version}-[a-z0-9]+\\.csv$`))
     expect(data.downloadUrl).toContain(`/downloads/${data.filePath}?expires=`)
     expect(data.dateRange).toEqual({ from: "2026-01-05T00:00:00+00:00", to: "2026-01-07T00:00:00+00:00" })
     expect(result.lines![0]).toBe(header(kind))

@@ -89,10 +89,12 @@ const ProviderKeyCard = ({ workspaceId, providerKey, onChanged, onRemove }: {
         onInput={setApiKey}
       />
       <ErrorNote error={save.error} />
-      <button type="submit" disabled={save.running || apiKey.trim() === ""}>{save.running ? "Checking…" : "Check and save"}</button>
-      {providerKey.set
-        ? <button type="button" class="danger" onClick={() => onRemove(providerKey)}>Remove</button>
-        : null}
+      <div class="actions">
+        <button type="submit" disabled={save.running || apiKey.trim() === ""}>{save.running ? "Checking…" : "Check and save"}</button>
+        {providerKey.set
+          ? <button type="button" class="danger" onClick={() => onRemove(providerKey)}>Remove</button>
+          : null}
+      </div>
     </form>
   )
 }
