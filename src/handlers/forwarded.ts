@@ -3,9 +3,11 @@ import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, FiberRef } from "effect"
 import type * as http from "node:http"
 import { CurrentPrincipal } from "../api/security"
-import { decodePayload } from "../api/requestProblems"
+import { decodePayload, malformedBody, tooLarge } from "../api/requestProblems"
 import type { Principal } from "../domain/principal"
-import type { Refusal } from "../domain/refusals"
+import { InvalidRequest, type Refusal } from "../domain/refusals"
+import { scanBodiesOver } from "../domain/requestBounds"
+import { parseJson } from "../providers/protocol"
 import type { ForwardedEndpoint } from "../providers/forwardedEndpoint"
 import { ChatCompletions } from "../providers/providerA/ChatCompletions"
 import { Embeddings } from "../providers/providerA/Embeddings"
@@ -19,6 +21,47 @@ import { renderRefusal } from "../providers/render"
 import type { Forwarded, StreamSink } from "../services/Forwarder"
 import { type FormatErrors, problemAs } from "../api/errors/errorFormat"
 import { currentRequestId, requestIdHeaders } from "./requestId"
+
+/** The whole request body, refused beyond the limit. */
+const readRequestBody = (request: http.IncomingMessage, limit: number): Effect.Effect<Buffer, InvalidRequest> =>
+  Effect.async((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    let done = false
+    request.on("data", (chunk: Buffer) => {
+      if (done) return
+      size += chunk.length
+      if (size <= limit) return void chunks.push(chunk)
+      done = true
+      resume(Effect.fail(new InvalidRequest({ problem: tooLarge(limit) })))
+    })
+    request.once("end", () => {
+      if (!done) resume(Effect.succeed(Buffer.concat(chunks, size)))
+    })
+  })
+
+/**
+ * The one body reader of the forwarded endpoints, for the lane and the HttpApi handlers alike: the whole
+ * body (refused beyond MAX_BODY_BYTES); a large body of many messages refused on a scan of its bytes before
+ * it is parsed; its JSON (an empty body is null, as the framework reads it); then the endpoint's cheap
+ * bounds on it. The payload is decoded after, by the served endpoint.
+ */
+export const readForwardedBody = (
+  endpoint: {
+    readonly bound?: ((body: unknown) => Refusal | undefined) | undefined
+    readonly scan?: ((body: Buffer) => Refusal | undefined) | undefined
+  },
+  request: http.IncomingMessage,
+  maxBodyBytes: number
+): Effect.Effect<unknown, Refusal> =>
+  Effect.flatMap(readRequestBody(request, maxBodyBytes), (body): Effect.Effect<unknown, Refusal> => {
+    const crowded = endpoint.scan !== undefined && body.length > scanBodiesOver ? endpoint.scan(body) : undefined
+    if (crowded !== undefined) return Effect.fail(crowded)
+    const json = body.length === 0 ? null : parseJson(body.toString("utf8"))
+    if (json === undefined) return Effect.fail(new InvalidRequest({ problem: malformedBody }))
+    const bound = endpoint.bound?.(json)
+    return bound === undefined ? Effect.succeed(json) : Effect.fail(bound)
+  })
 
 const streamHeaders = { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" }
 
@@ -146,17 +189,26 @@ export const forwardedServices = Effect.gen(function*() {
   } as const
 })
 
-/** The HttpApi handler of a served endpoint: the caller, the request id and the passed headers, then the service. */
+/**
+ * The HttpApi handler of a served endpoint (a raw one: the body is read by the lane's reader, not the
+ * framework's): the caller, the request id and the passed headers, the body, then the service.
+ */
 export const handlerOf = <Name extends string, P extends Provider, Payload, PayloadI, Success, SuccessI>(
-  { endpoint, serve }: Served<Name, P, Payload, PayloadI, Success, SuccessI>
+  { endpoint, serveBody }: Served<Name, P, Payload, PayloadI, Success, SuccessI>,
+  maxBodyBytes: number
 ) =>
-({ path, payload }: { readonly path: { readonly region: string }; readonly payload: Payload }) =>
-  Effect.flatMap(caller, ({ principal, request, requestId }) =>
-    respond(endpoint.provider, serve(principal, path.region, payload, requestId, passedHeaders(endpoint, request.headers))))
+({ path, request }: { readonly path: { readonly region: string }; readonly request: HttpServerRequest.HttpServerRequest }) =>
+  Effect.flatMap(caller, ({ principal, requestId }) =>
+    respond(
+      endpoint.provider,
+      Effect.flatMap(
+        readForwardedBody(endpoint, NodeHttpServerRequest.toIncomingMessage(request), maxBodyBytes),
+        (body) => serveBody(principal, path.region, body, requestId, passedHeaders(endpoint, request.headers))
+      )
+    ))
 
-/** The caller, the request id (which every forwarded request is recorded with) and the request. */
+/** The caller and the request id (which every forwarded request is recorded with). */
 const caller = Effect.all({
   principal: CurrentPrincipal,
-  requestId: FiberRef.get(currentRequestId),
-  request: HttpServerRequest.HttpServerRequest
+  requestId: FiberRef.get(currentRequestId)
 })

@@ -1,14 +1,12 @@
 import { Context, Effect, Fiber, FiberId, Layer, Runtime } from "effect"
 import type * as http from "node:http"
 import { type Problem, wireError } from "../api/errors/errorFormat"
-import { isJsonOrUndeclared, malformedBody, tooLarge } from "../api/requestProblems"
+import { isJsonOrUndeclared, tooLarge } from "../api/requestProblems"
 import { AppConfig } from "../config"
 import { InvalidRequest, type Refusal, wasAdmitted } from "../domain/refusals"
-import { scanBodiesOver } from "../domain/requestBounds"
 import type { LimitFamily } from "../domain/workspaceSettings"
-import { forwardedServices, passedHeaders, type Serve, writeStream } from "../handlers/forwarded"
+import { forwardedServices, passedHeaders, readForwardedBody, type Serve, writeStream } from "../handlers/forwarded"
 import type { Provider } from "../providers/provider"
-import { parseJson } from "../providers/protocol"
 import { renderRefusal } from "../providers/render"
 import { AuthService } from "../services/AuthService"
 import { RateLimits } from "../services/RateLimits"
@@ -37,24 +35,6 @@ interface KeyRefused {
 }
 
 const refused = (problem: Problem): InvalidRequest => new InvalidRequest({ problem })
-
-/** The whole request body, refused beyond the limit. */
-const readRequestBody = (request: http.IncomingMessage, limit: number): Effect.Effect<Buffer, InvalidRequest> =>
-  Effect.async((resume) => {
-    const chunks: Array<Buffer> = []
-    let size = 0
-    let done = false
-    request.on("data", (chunk: Buffer) => {
-      if (done) return
-      size += chunk.length
-      if (size <= limit) return void chunks.push(chunk)
-      done = true
-      resume(Effect.fail(refused(tooLarge(limit))))
-    })
-    request.once("end", () => {
-      if (!done) resume(Effect.succeed(Buffer.concat(chunks, size)))
-    })
-  })
 
 const writeJson = (response: http.ServerResponse, status: number, body: string | Uint8Array, headers: Readonly<Record<string, string>>) => {
   response.writeHead(status, { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) })
@@ -121,18 +101,10 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
             ),
             ({ headers, problem }): KeyRefused => ({ _tag: "KeyRefused", problem, headers })
           )
-          const forwarded = yield* Effect.gen(function*() {
-            const body = yield* readRequestBody(request, maxBodyBytes)
-            // A large body of many messages is refused on a scan of its bytes, before it is parsed.
-            const crowded = endpoint.scan !== undefined && body.length > scanBodiesOver ? endpoint.scan(body) : undefined
-            if (crowded !== undefined) return yield* Effect.fail(crowded)
-            // As the framework reads it: an empty body is null (then refused by the payload's schema).
-            const json = body.length === 0 ? null : parseJson(body.toString("utf8"))
-            if (json === undefined) return yield* Effect.fail(refused(malformedBody))
-            const bound = endpoint.bound?.(json)
-            if (bound !== undefined) return yield* Effect.fail(bound)
-            return yield* serveBody(principal, region, json, requestId, passedHeaders(endpoint, request.headers))
-          }).pipe(
+          const forwarded = yield* Effect.flatMap(
+            readForwardedBody(endpoint, request, maxBodyBytes),
+            (json) => serveBody(principal, region, json, requestId, passedHeaders(endpoint, request.headers))
+          ).pipe(
             // A refused request spends a request of the workspace's budget like any other: refusals
             // cost work too, and a workspace over its limit is told so (429) rather than validated.
             Effect.catchAll((refusal) =>
