@@ -126,14 +126,7 @@ const program = Effect.gen(function*() {
       baseUrl,
       kind: command,
       option,
-      temporaryKey: (id) =>
-        Effect.map(
-          client.admin.createApiKey({ path: { id }, payload: { name: "cli export (temporary)", scopes: ["USAGE_EXPORT_API"] } }),
-          (created) => ({
-            key: created.key,
-            revoke: Effect.ignore(client.admin.revokeApiKey({ path: { id, keyId: created.id } }))
-          })
-        )
+      operatorExport: (id, dataType, payload) => client.admin.runExport({ path: { id, dataType }, payload })
     })
   }
   if (group === "audit") {

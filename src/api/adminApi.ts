@@ -8,6 +8,7 @@ import { IngestEventsPayload, MAX_EVENTS_PER_BATCH } from "./schemas/events"
 import { AdminAuth } from "./security"
 import { AuditPageView, ChangeMember, InvitedMember, InviteMember, MemberView } from "./schemas/members"
 import { ProviderKeyView, RotationResultView, SetProviderKey } from "./schemas/providerKeys"
+import { UsageExportDataType, UsageExportRequest, UsageExportResult } from "./schemas/usageExport"
 
 const Name = Schema.String.pipe(
   Schema.minLength(1, { message: () => "name must not be empty" }),
@@ -152,6 +153,16 @@ export class AdminApi extends HttpApiGroup.make("admin")
         "Re-encrypts every stored provider key under CREDENTIALS_KEY, opening those of the previous key with " +
           "CREDENTIALS_KEY_PREVIOUS. Run it after restarting with the new key and the old one as CREDENTIALS_KEY_PREVIOUS; " +
           "once it reports nothing unreadable, CREDENTIALS_KEY_PREVIOUS can go."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("runExport")`/admin/workspaces/${workspaceId}/exports/${HttpApiSchema.param("dataType", UsageExportDataType)}`
+      .setPayload(UsageExportRequest)
+      .addSuccess(UsageExportResult)
+      .annotate(
+        OpenApi.Description,
+        "Runs a usage export as the operator, without an API key of the workspace: the public export's answer, same " +
+          "rules and errors; counts against the workspace's usage-export rate limit; audited as `export.run`."
       )
   )
   .add(

@@ -3,7 +3,6 @@ import * as fs from "node:fs"
 import { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import { type ExportKind } from "../domain/exportLayouts"
-import { postJson } from "./adminCall"
 
 export class DownloadFailed extends Data.TaggedError("DownloadFailed")<{ readonly message: string }> {}
 
@@ -53,23 +52,17 @@ const download = (url: string, output: string) => {
 }
 
 /**
- * Runs one usage export through the public endpoint with an API key (USAGE_EXPORT_API) and returns
- * its answer; with `output`, also downloads the CSV there.
+ * Runs one usage export (the request: the public endpoint with a key, or the operator's admin route),
+ * reporting the time it takes and its rows, and returns its answer; with `output`, also downloads the CSV there.
  */
-export const runExport = (args: {
-  readonly baseUrl: string
-  readonly apiKey: string
+export const runExport = <E, R>(args: {
   readonly kind: ExportKind
-  readonly from: { readonly date: string; readonly timezone: string }
-  readonly to: { readonly date: string; readonly timezone: string }
+  readonly request: Effect.Effect<unknown, E, R>
   readonly output: string | undefined
 }) =>
   Effect.gen(function*() {
     const started = Date.now()
-    const answer = yield* whileReporting(
-      () => `exporting ${args.kind} · ${seconds(started)}`,
-      postJson(`${args.baseUrl}/export/${args.kind}`, args.apiKey, JSON.stringify({ from: args.from, to: args.to }))
-    )
+    const answer = yield* whileReporting(() => `exporting ${args.kind} · ${seconds(started)}`, args.request)
     if (isExportAnswer(answer)) {
       yield* report(`exported ${answer.data.recordCount.toLocaleString("en")} rows in ${seconds(started)}`, true)
       if (args.output !== undefined) yield* download(answer.data.downloadUrl, args.output)

@@ -1,6 +1,7 @@
 import { Data, Effect, Either, Option } from "effect"
 import { resolveZone } from "../domain/datePoint"
-import { EXPORT_KINDS, isExportKind } from "../domain/exportLayouts"
+import { EXPORT_KINDS, type ExportKind, isExportKind } from "../domain/exportLayouts"
+import { postJson } from "./adminCall"
 import { defaultDemoOptions, type DemoOptions } from "./demoData"
 import { runExport } from "./export"
 import { seedWorkspace } from "./seed"
@@ -13,8 +14,8 @@ export const usageCommandsHelp = `  seed WORKSPACE_ID [--events N] [--users N] [
       and weekly rhythm (default ${defaultDemoOptions.events.toLocaleString("en")} events, ${defaultDemoOptions.users} users, ${defaultDemoOptions.days} days from ${defaultDemoOptions.startDate}, ${defaultDemoOptions.zone})
   export ${EXPORT_KINDS.join("|")} (--key API_KEY | --workspace WORKSPACE_ID) --from DATE --to DATE
       [--timezone ZONE] [--output FILE]
-      runs a usage export (dates are local wall times in ZONE, default UTC); --workspace uses a
-      temporary key made and revoked through the admin API; --output also downloads the CSV`
+      runs a usage export (dates are local wall times in ZONE, default UTC); --workspace runs it as the
+      operator through the admin API (no key is made); --output also downloads the CSV`
 
 /** The --options of seed and export (all take a value). */
 export const usageCommandOptions = ["events", "users", "days", "start", "timezone", "seed", "key", "workspace", "from", "to", "output"]
@@ -69,15 +70,26 @@ export const seedCommand = (args: {
     return yield* seedWorkspace({ baseUrl: args.baseUrl, adminToken: args.adminToken, workspaceId, options })
   })
 
+/** A date point as the export endpoints take it. */
+interface DatePoint {
+  readonly date: string
+  readonly timezone: string
+}
+
 /**
- * `export KIND ...`. With --workspace, a key with USAGE_EXPORT_API is created for the run and revoked
- * afterwards, whatever happens.
+ * `export KIND ...`: with --key through the public endpoint; with --workspace as the operator, through the
+ * admin API (nothing is created for the run, so nothing is left behind).
  */
 export const exportCommand = <E, R>(args: {
   readonly baseUrl: string
   readonly kind: string | undefined
   readonly option: OptionValue
-  readonly temporaryKey: (workspaceId: string) => Effect.Effect<{ readonly key: string; readonly revoke: Effect.Effect<void> }, E, R>
+  /** The operator's own export of a workspace (the admin API): no key of the workspace is made for it. */
+  readonly operatorExport: (
+    workspaceId: string,
+    kind: ExportKind,
+    range: { readonly from: DatePoint; readonly to: DatePoint }
+  ) => Effect.Effect<unknown, E, R>
 }) =>
   Effect.gen(function*() {
     const kind = yield* required(args.kind, `the export kind (${EXPORT_KINDS.join(", ")})`)
@@ -85,10 +97,12 @@ export const exportCommand = <E, R>(args: {
     const timezone = yield* zone(args.option("timezone"), "UTC")
     const from = { date: yield* required(args.option("from"), "--from"), timezone }
     const to = { date: yield* required(args.option("to"), "--to"), timezone }
-    const run = (apiKey: string) =>
-      runExport({ baseUrl: args.baseUrl, apiKey, kind, from, to, output: args.option("output") })
+    const output = args.option("output")
     const key = Option.fromNullable(args.option("key") ?? process.env.WORKSPACE_API_KEY)
-    if (Option.isSome(key)) return yield* run(key.value)
+    if (Option.isSome(key)) {
+      const body = JSON.stringify({ from, to })
+      return yield* runExport({ kind, output, request: postJson(`${args.baseUrl}/export/${kind}`, key.value, body) })
+    }
     const workspaceId = yield* required(args.option("workspace"), "--key API_KEY (or WORKSPACE_API_KEY) or --workspace WORKSPACE_ID")
-    return yield* Effect.acquireUseRelease(args.temporaryKey(workspaceId), ({ key }) => run(key), ({ revoke }) => revoke)
+    return yield* runExport({ kind, output, request: args.operatorExport(workspaceId, kind, { from, to }) })
   })

@@ -15,6 +15,10 @@ import { type LastAdmin, type MemberNotFound, Members } from "../services/Member
 import { type CredentialsKeyMissing, ProviderCredentials } from "../services/ProviderCredentials"
 import type { ProviderKeyRejected, ProviderKeyUncheckable } from "../services/ProviderKeyCheck"
 import { auditView, clientAddress, invitedView, keyView as consoleKeyView, memberView, providerKeyWireView, workspaceView } from "./consoleViews"
+import { ExportService } from "../services/ExportService/index"
+import { RateLimits } from "../services/RateLimits"
+import { admitWorkspaceExport } from "./exportAdmission"
+import { asExportError } from "./exports"
 
 /** The admin API's key view: the console's, without who created it. */
 const keyView = (k: ApiKeyRecord) => {
@@ -116,6 +120,8 @@ export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handle
     const members = yield* Members
     const audit = yield* AuditLog
     const credentials = yield* ProviderCredentials
+    const exports = yield* ExportService
+    const rateLimits = yield* RateLimits
     /** Every change the operator makes through the admin API is audited like a console change. */
     const audited = (workspaceId: string, action: AuditAction, target: string) =>
       Effect.flatMap(clientAddress, (address) => audit.record({ workspaceIds: [workspaceId], actor: "operator", action, target, address }))
@@ -171,6 +177,25 @@ export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handle
         ))
       .handle("rotateCredentials", () =>
         adminErrors(credentials.rotate))
+      .handle("runExport", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const workspace = yield* adminErrors(workspaces.get(path.id))
+          yield* admitWorkspaceExport(rateLimits, workspace).pipe(Effect.mapError((problem) => new AdminError(problem)))
+          const data = yield* exports.run({ kind: path.dataType, workspace, from: payload.from, to: payload.to, createdBy: { label: "operator" } }).pipe(
+            Effect.tapErrorTag("ExportStorageError", (error) => Effect.logError("export storage failed", error.cause)),
+            Effect.tapErrorTag("StorageFailure", (error) => Effect.logError("export query failed", error.cause)),
+            Effect.mapError((failure) => {
+              const { code, field, message, status } = asExportError(failure)
+              return new AdminError({ status, code, message, ...(field ? { field } : {}) })
+            })
+          )
+          yield* adminErrors(audited(
+            path.id,
+            "export.run",
+            `${path.dataType} ${payload.from.date} ${payload.from.timezone} – ${payload.to.date} ${payload.to.timezone} (${data.recordCount} rows)`
+          ))
+          return { success: true as const, data }
+        }))
       .handle("audit", ({ path, urlParams }) =>
         Effect.zipRight(
           workspaces.get(path.id),

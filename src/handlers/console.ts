@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { WorkspaceApi } from "../api/Api"
 import { CurrentConsoleActor } from "../api/consoleApi"
@@ -17,8 +17,8 @@ import { workspaceModels, WorkspaceLimits } from "../services/WorkspaceLimits"
 import { type WorkspaceNotFound, Workspaces } from "../services/Workspaces"
 import { type StorageFailure } from "../services/StorageFailure"
 import { type Workspace } from "../domain/workspace"
-import { admissionHeaders, exportsStyle, renderRefusal } from "../providers/render"
 import { providerKeyRefusal } from "./admin"
+import { admitWorkspaceExport } from "./exportAdmission"
 import { asExportError } from "./exports"
 import { auditView, clientAddress, invitedView, keyView, memberView, providerKeyWireView, recentExportView } from "./consoleViews"
 import { type CredentialsKeyMissing, ProviderCredentials, type ProviderKeyView } from "../services/ProviderCredentials"
@@ -82,9 +82,6 @@ const fromExport = (failure: ExportFailure): ConsoleError => {
   return new ConsoleError({ status: e.status, code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) })
 }
 
-const withHeaders = (headers: Readonly<Record<string, string>>) =>
-  HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
-
 export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (handlers) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
@@ -113,17 +110,8 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
      * workspace's, whoever runs it); its rate-limit headers go on the answer, refused or not.
      */
     const admitExport = (workspace: Workspace) =>
-      rateLimits.admit({ principal: { keyId: "console", scopes: [], workspace }, family: "usage_export", tokens: 0 }).pipe(
-        Effect.matchEffect({
-          onFailure: (refusal) => {
-            const { headers, problem } = renderRefusal(exportsStyle, refusal)
-            return Effect.zipRight(
-              withHeaders(headers),
-              Effect.fail(new ConsoleError({ status: problem.status, code: problem.code, message: problem.message }))
-            )
-          },
-          onSuccess: ({ readings }) => withHeaders(admissionHeaders(exportsStyle, readings))
-        })
+      admitWorkspaceExport(rateLimits, workspace).pipe(
+        Effect.mapError((problem) => new ConsoleError({ status: problem.status, code: problem.code, message: problem.message }))
       )
 
     const audited = (actor: ConsoleActor, workspaceId: string, action: AuditAction, target: string | null) =>

@@ -3,19 +3,26 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { execFile } from "node:child_process"
+import { promisify } from "node:util"
 import ProviderAClient from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freePort } from "../../src/services/EmbeddedPostgres"
 import { SimulatorAddress } from "../../src/simulator/server"
 import { simulatorTestLayer } from "../simulator/harness"
 import { eventually } from "../support/fakeUpstream"
+import { builtEntry } from "../support/builtService"
 import { type ServiceProcess, spawnService, waitForOk } from "../support/serviceProcess"
+
+const run = promisify(execFile)
+const root = path.resolve(import.meta.dirname, "../..")
 
 const adminToken = "secrets-admin-token-0123456789"
 const serviceKey = "service-upstream-key-secret-0000"
 const workspaceKey = "ws-provider-a-key-secret-1111"
 const refusedKey = "ws-refused-key-secret-2222"
 const credentialsKey = Buffer.alloc(32, 42).toString("base64")
+const nextCredentialsKey = Buffer.alloc(32, 43).toString("hex")
 
 const onlyWith = (key: string) =>
   [{ role: "user" as const, content: `Say something. [simulator expect_key=${createHash("sha256").update(key).digest("hex").slice(0, 32)}]` }]
@@ -28,6 +35,7 @@ describe("a workspace's provider key stays secret", () => {
   let base = ""
   let dataDir = ""
   let stopUpstream: () => Promise<void> = async () => {}
+  let serviceEnv: Record<string, string> = {}
   const admin = (method: string, route: string, body?: unknown) =>
     fetch(`${base}${route}`, {
       method,
@@ -46,7 +54,7 @@ describe("a workspace's provider key stays secret", () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-provider-keys-"))
     const port = String(await Effect.runPromise(freePort))
     base = `http://127.0.0.1:${port}`
-    service = spawnService({
+    serviceEnv = {
       DATA_DIR: dataDir,
       PORT: port,
       HOST: "127.0.0.1",
@@ -55,7 +63,8 @@ describe("a workspace's provider key stays secret", () => {
       CREDENTIALS_KEY: credentialsKey,
       UPSTREAM_PROVIDER_A_EU_URL: baseUrl,
       UPSTREAM_PROVIDER_A_EU_KEY: serviceKey
-    })
+    }
+    service = spawnService(serviceEnv)
     await waitForOk(`${base}/readyz`)
   }, 180_000)
 
@@ -66,7 +75,7 @@ describe("a workspace's provider key stays secret", () => {
     fs.rmSync(dataDir, { recursive: true, force: true })
   })
 
-  it("is used upstream, recorded as byok, and appears in no answer, export, audit entry or log line", async () => {
+  it("is used upstream, recorded as byok, survives a CREDENTIALS_KEY rotation, and appears in no answer, export, audit entry or log line", async () => {
     const workspace = JSON.parse((await admin("POST", "/admin/workspaces", { name: "Secrets" })).text) as { id: string }
     const refused = await admin("PUT", `/admin/workspaces/${workspace.id}/provider-keys/provider_a`, { apiKey: refusedKey })
     expect(refused.status).toBe(400)
@@ -111,14 +120,36 @@ describe("a workspace's provider key stays secret", () => {
     const audit = await admin("GET", `/admin/workspaces/${workspace.id}/audit`)
     expect(audit.text).toContain("provider_key.set")
 
+    // CREDENTIALS_KEY rotated: restarted with the new key and the old one as CREDENTIALS_KEY_PREVIOUS, the
+    // CLI re-encrypts every key; restarted with the new key alone, the workspace's key still opens.
+    const outputs: Array<{ stdout: string; stderr: string }> = []
+    const restart = async (env: Record<string, string>) => {
+      service.child.kill("SIGTERM")
+      expect(await service.exited).toBe(0)
+      outputs.push(service.output())
+      service = spawnService({ ...serviceEnv, ...env })
+      await waitForOk(`${base}/readyz`)
+    }
+    await restart({ CREDENTIALS_KEY: nextCredentialsKey, CREDENTIALS_KEY_PREVIOUS: credentialsKey })
+    expect((await client.chat.completions.create({ model: "chatgen-4o-mini", messages: onlyWith(workspaceKey) })).choices).toHaveLength(1)
+    const rotated = await run(process.execPath, [...builtEntry("cli"), "credentials", "rotate"], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? "", WORKSPACE_API_URL: base, ADMIN_TOKEN: adminToken }
+    })
+    expect(JSON.parse(rotated.stdout)).toEqual({ resealed: 1, unreadable: [] })
+    await restart({ CREDENTIALS_KEY: nextCredentialsKey })
+    expect((await client.chat.completions.create({ model: "chatgen-4o-mini", messages: onlyWith(workspaceKey) })).choices).toHaveLength(1)
+
     service.child.kill("SIGTERM")
     expect(await service.exited).toBe(0)
-    const { stderr, stdout } = service.output()
+    outputs.push(service.output())
+    const stdout = outputs.map((o) => o.stdout).join("")
+    const stderr = outputs.map((o) => o.stderr).join("")
     expect(stdout).toContain('"message":"request"')
-    for (const secret of [workspaceKey, refusedKey, serviceKey, credentialsKey]) {
+    for (const secret of [workspaceKey, refusedKey, serviceKey, credentialsKey, nextCredentialsKey]) {
       for (const [where, text] of [["a provider key answer", saved.text + listed.text], ["the refusals", refused.text + refusalBody], ["the export", exported.text + csv], ["the audit log", audit.text], ["stdout", stdout], ["stderr", stderr]] as const) {
         expect(text.includes(secret), `${secret} in ${where}`).toBe(false)
       }
     }
-  }, 180_000)
+  }, 300_000)
 })

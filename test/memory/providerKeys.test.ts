@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SimulatorAddress } from "../../src/simulator/server"
 import { eventually } from "../support/fakeUpstream"
 import { type MemoryApp, startMemoryApp } from "../support/memoryApp"
+import { consoleCall, invitePerson } from "../support/console"
 import { call, createKey, createWorkspace, testAdminToken } from "../support/testApp"
 import { simulatorTestLayer } from "../simulator/harness"
 
@@ -109,6 +110,36 @@ describe("a workspace's own provider keys (in-memory app, strict simulator, offi
     expect(JSON.stringify(refused.error)).not.toContain(workspaceKeyB)
     const listed = await eventually(() => admin("GET", `/admin/workspaces/${id}/provider-keys`), (r) => r.body.data[0]?.lastError !== null)
     expect(listed.body.data[0]).toMatchObject({ provider: "provider_b", lastError: "The provider refused the key (status 401)." })
+  })
+
+  it("in the console: admins set, see and remove keys; members see only whether one is set", async () => {
+    const { id } = await createWorkspace(app, "Console keys")
+    const admin = await invitePerson(app, id, "kim@example.com", "admin")
+    const member = await invitePerson(app, id, "max@example.com", "member")
+    const route = `/console/api/workspaces/${id}/provider-keys`
+    const set = await consoleCall(app, "PUT", `${route}/provider_a`, { cookie: admin.cookie, body: { apiKey: workspaceKeyA } })
+    expect(set.status).toBe(200)
+    expect(set.body).toMatchObject({ provider: "provider_a", set: true, last4: "1111", createdBy: "kim@example.com" })
+    const refused = await consoleCall(app, "PUT", `${route}/provider_b`, { cookie: admin.cookie, body: { apiKey: unknownKey } })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toMatchObject({ code: "provider_key_rejected", field: "apiKey" })
+    expect((await consoleCall(app, "PUT", `${route}/provider_b`, { cookie: member.cookie, body: { apiKey: workspaceKeyB } })).status).toBe(403)
+
+    const asAdmin = await consoleCall(app, "GET", route, { cookie: admin.cookie })
+    expect(asAdmin.body.data.map((k: { provider: string; set: boolean; last4: string | null }) => [k.provider, k.set, k.last4])).toEqual([
+      ["provider_a", true, "1111"],
+      ["provider_b", false, null],
+      ["provider_c", false, null]
+    ])
+    const asMember = await consoleCall(app, "GET", route, { cookie: member.cookie })
+    expect(asMember.body.data[0]).toEqual({ provider: "provider_a", set: true, last4: null, createdAt: null, createdBy: null, lastUsedAt: null, lastError: null })
+    for (const answer of [set, refused, asAdmin, asMember]) expect(JSON.stringify(answer.body)).not.toContain(workspaceKeyA)
+
+    expect((await consoleCall(app, "DELETE", `${route}/provider_a`, { cookie: member.cookie })).status).toBe(403)
+    const removed = await consoleCall(app, "DELETE", `${route}/provider_a`, { cookie: admin.cookie })
+    expect(removed.body).toMatchObject({ provider: "provider_a", set: false })
+    const audit = await consoleCall(app, "GET", `/console/api/workspaces/${id}/audit`, { cookie: admin.cookie })
+    expect(audit.body.data.map((e: { action: string }) => e.action)).toEqual(expect.arrayContaining(["provider_key.set", "provider_key.removed"]))
   })
 
   it("goes back to the service's key within a second of the workspace's key being removed", async () => {
