@@ -2,32 +2,16 @@ import { Context, Duration, Effect, Either, Fiber, Layer, Option, Ref, Schedule,
 import { type ProviderId, providers } from "../providers/provider"
 import type { StorageFailure } from "./StorageFailure"
 import { UsageJournal } from "./UsageJournal"
-import { UsageLedger } from "./UsageLedger/index"
+import type { EndpointRecord } from "../providers/forwardedEndpoint"
+import { type ApiRequestRow, UsageLedger } from "./UsageLedger/index"
 
-/** One forwarded request, as the ledger keeps it. */
-export interface ApiRequestRecord {
-  /** The service's own id of this record: the ledger's idempotency key (not the caller-chosen request id). */
-  readonly recordId: string
-  readonly workspaceId: string
-  readonly keyId: string
-  readonly endpoint: "chat_completions" | "embeddings" | "messages" | "fim_completions"
+/**
+ * One forwarded request, as the ledger keeps it (UsageLedger's row), with the endpoint and provider narrowed
+ * to the service's own names.
+ */
+export interface ApiRequestRecord extends ApiRequestRow {
+  readonly endpoint: EndpointRecord
   readonly provider: ProviderId
-  readonly region: string
-  readonly model: string
-  /** The status the client got (a stream that failed midway keeps its 200; a client that left, 499). */
-  readonly status: number
-  readonly outcome: "completed" | "failed" | "cancelled"
-  readonly stream: boolean
-  readonly inputTokens: number
-  readonly outputTokens: number
-  readonly costUsd: number
-  /** A usage figure was out of its column's range and was brought to the bound (src/domain/usageBounds.ts). */
-  readonly clamped: boolean
-  readonly latencyMs: number
-  readonly requestId: string | undefined
-  readonly createdAt: Date
-  /** It went upstream with the workspace's own provider key (not the service's). */
-  readonly byok: boolean
 }
 
 /** A record as the journal holds it: one JSON line. */

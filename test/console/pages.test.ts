@@ -261,11 +261,11 @@ describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_
     const keyB = page.getByRole("form", { name: "provider_b key" })
     expect(await keyB.getByText("No key: requests go with the service's own key.").count()).toBe(1)
     await keyB.getByLabel("provider_b key").fill("bad-key-0000")
-    await keyB.getByRole("button", { name: "Check and save" }).click()
+    await keyB.getByRole("button", { name: "Check and set key" }).click()
     await keyB.getByText("provider_b refused this key").waitFor()
     await checkPage(page, "10b-provider-keys")
     await keyB.getByLabel("provider_b key").fill("sk-good-key-4321")
-    await keyB.getByRole("button", { name: "Check and save" }).click()
+    await keyB.getByRole("button", { name: "Check and set key" }).click()
     // Saved: the form is emptied and shows the new key's last characters.
     await keyB.getByText("…4321").waitFor()
     expect(await keyB.getByLabel("Replace the provider_b key").inputValue()).toBe("")

@@ -12,7 +12,6 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Chunk, Context, Effect, type Layer, Schema, Stream } from "effect"
 import { DateTime } from "luxon"
-import * as crypto from "node:crypto"
 import { UsageEvent } from "../../src/api/schemas/events"
 import { encodeHeader } from "../../src/domain/csv"
 import { EXPORT_KINDS, type ExportKind, exportLayouts } from "../../src/domain/exportLayouts"
@@ -21,6 +20,7 @@ import { encodeValueRows } from "../../src/services/ExportService/valueRows"
 import { type ApiRequestRow, UsageLedger } from "../../src/services/UsageLedger/index"
 import { UsageOverview } from "../../src/services/UsageOverview/index"
 import { message, workflowRun } from "../support/usage"
+import { requestRecord } from "../support/requestRecord"
 
 /** What a backing gives the suite besides the ledger: workspaces and API keys (with a name) it may refer to. */
 export class LedgerFixtures extends Context.Tag("LedgerFixtures")<LedgerFixtures, {
@@ -33,27 +33,8 @@ const decodeEvents = Schema.decodeUnknown(Schema.Array(UsageEvent))
 const ingest = (workspaceId: string, wire: ReadonlyArray<unknown>) =>
   Effect.flatMap(Effect.orDie(decodeEvents(wire)), (events) => Effect.flatMap(UsageLedger, (ledger) => ledger.ingest(workspaceId, events)))
 
-export const requestRow = (workspaceId: string, fields: Partial<ApiRequestRow> = {}): ApiRequestRow => ({
-  recordId: crypto.randomUUID(),
-  workspaceId,
-  keyId: "00000000-0000-0000-0000-000000000001",
-  endpoint: "chat_completions",
-  provider: "provider_a",
-  region: "eu",
-  model: "chatgen-4o",
-  status: 200,
-  outcome: "completed",
-  stream: false,
-  inputTokens: 3,
-  outputTokens: 4,
-  costUsd: 0.001,
-  clamped: false,
-  latencyMs: 12.4,
-  requestId: "req_1",
-  createdAt: new Date("2026-03-28T12:00:00Z"),
-  byok: false,
-  ...fields
-})
+export const requestRow = (workspaceId: string, fields: Partial<ApiRequestRow> = {}): ApiRequestRow =>
+  ({ ...requestRecord({ workspaceId, createdAt: new Date("2026-03-28T12:00:00Z") }), ...fields })
 
 const BERLIN: Omit<ExportQueryInput, "workspaceId"> = {
   from: new Date("2026-03-27T23:00:00Z"), // 2026-03-28T00:00:00+01:00

@@ -1,7 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Logger, Redacted } from "effect"
-import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -11,28 +10,10 @@ import { UsageJournal } from "../../src/services/UsageJournal"
 import { UsageLedger } from "../../src/services/UsageLedger/index"
 import { type ApiRequestRecord, UsageRecorder, type UsageRecorderOptions } from "../../src/services/UsageRecorder"
 import { freshDatabaseUrl } from "../support/database"
+import { requestRecord } from "../support/requestRecord"
 
-const record = (i: number, workspaceId: string, fields: Partial<ApiRequestRecord> = {}): ApiRequestRecord => ({
-  recordId: crypto.randomUUID(),
-  workspaceId,
-  keyId: "00000000-0000-0000-0000-000000000001",
-  endpoint: "chat_completions",
-  provider: "provider_a",
-  region: "eu",
-  model: "chatgen-4o",
-  status: 200,
-  outcome: "completed",
-  stream: false,
-  inputTokens: i,
-  outputTokens: 2 * i,
-  costUsd: 0.001,
-  clamped: false,
-  latencyMs: 12.4,
-  requestId: `req_${i}`,
-  createdAt: new Date(),
-  byok: false,
-  ...fields
-})
+const record = (i: number, workspaceId: string, fields: Partial<ApiRequestRecord> = {}): ApiRequestRecord =>
+  requestRecord({ workspaceId, inputTokens: i, outputTokens: 2 * i, requestId: `req_${i}`, ...fields })
 
 /** A database whose api_requests table can be taken away and given back, as in an outage. */
 const setup = async () => {

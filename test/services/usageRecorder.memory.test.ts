@@ -4,34 +4,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger } from "effect"
-import * as crypto from "node:crypto"
 import { UsageJournal } from "../../src/services/UsageJournal"
 import { MemoryUsage, UsageLedger } from "../../src/services/UsageLedger/index"
 import { type ApiRequestRecord, UsageRecorder } from "../../src/services/UsageRecorder"
+import { requestRecord } from "../support/requestRecord"
 
 const WORKSPACE = "6f1c2b3a-0000-4000-8000-000000000001"
 
-const record = (i: number, fields: Partial<ApiRequestRecord> = {}): ApiRequestRecord => ({
-  recordId: crypto.randomUUID(),
-  workspaceId: WORKSPACE,
-  keyId: "00000000-0000-0000-0000-000000000001",
-  endpoint: "chat_completions",
-  provider: "provider_a",
-  region: "eu",
-  model: "chatgen-4o",
-  status: 200,
-  outcome: "completed",
-  stream: false,
-  inputTokens: i,
-  outputTokens: 2 * i,
-  costUsd: 0.001,
-  clamped: false,
-  latencyMs: 12.4,
-  requestId: `req_${i}`,
-  createdAt: new Date(),
-  byok: false,
-  ...fields
-})
+const record = (i: number, fields: Partial<ApiRequestRecord> = {}): ApiRequestRecord =>
+  requestRecord({ workspaceId: WORKSPACE, inputTokens: i, outputTokens: 2 * i, requestId: `req_${i}`, ...fields })
 
 const recorderOnMemory = (batchSize: number) =>
   UsageRecorder.layerWith({ capacity: 1_000, batchSize, flushEvery: "10 seconds" }).pipe(

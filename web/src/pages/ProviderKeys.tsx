@@ -90,7 +90,7 @@ const ProviderKeyCard = ({ workspaceId, providerKey, onChanged, onRemove }: {
       />
       <ErrorNote error={save.error} />
       <div class="actions">
-        <button type="submit" disabled={save.running || apiKey.trim() === ""}>{save.running ? "Checking…" : "Check and save"}</button>
+        <button type="submit" disabled={save.running || apiKey.trim() === ""}>{save.running ? "Checking…" : "Check and set key"}</button>
         {providerKey.set
           ? <button type="button" class="danger" onClick={() => onRemove(providerKey)}>Remove</button>
           : null}
