@@ -98,20 +98,22 @@ describe("a workspace's provider key stays secret", () => {
 
     const today = new Date().toISOString().slice(0, 10)
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)
-    const exported = await eventually(
+    // Both requests recorded (the recorder writes in batches): the export and its file, once they show both.
+    const { csv, exported } = await eventually(
       async () => {
         const response = await fetch(`${base}/export/models`, {
           method: "POST",
           headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
           body: JSON.stringify({ from: { date: today, timezone: "UTC" }, to: { date: tomorrow, timezone: "UTC" } })
         })
-        return { status: response.status, text: await response.text() }
+        const text = await response.text()
+        if (response.status !== 200) return { exported: text, csv: "" }
+        const link = (JSON.parse(text) as { data: { downloadUrl: string } }).data.downloadUrl
+        return { exported: text, csv: await (await fetch(link)).text() }
       },
-      (r) => r.status === 200,
+      ({ csv }) => /,api,chatgen-4o-mini,provider_a,eu,2,/.test(csv),
       20_000
     )
-    const link = (JSON.parse(exported.text) as { data: { downloadUrl: string } }).data.downloadUrl
-    const csv = await (await fetch(link)).text()
     expect(csv.split("\r\n")[0]!.endsWith(",latency_avg_ms,byok")).toBe(true)
     expect(csv).toMatch(/,api,chatgen-4o-mini,provider_a,eu,2,1,.*,true\r\n/)
 
@@ -147,7 +149,7 @@ describe("a workspace's provider key stays secret", () => {
     const stderr = outputs.map((o) => o.stderr).join("")
     expect(stdout).toContain('"message":"request"')
     for (const secret of [workspaceKey, refusedKey, serviceKey, credentialsKey, nextCredentialsKey]) {
-      for (const [where, text] of [["a provider key answer", saved.text + listed.text], ["the refusals", refused.text + refusalBody], ["the export", exported.text + csv], ["the audit log", audit.text], ["stdout", stdout], ["stderr", stderr]] as const) {
+      for (const [where, text] of [["a provider key answer", saved.text + listed.text], ["the refusals", refused.text + refusalBody], ["the export", exported + csv], ["the audit log", audit.text], ["stdout", stdout], ["stderr", stderr]] as const) {
         expect(text.includes(secret), `${secret} in ${where}`).toBe(false)
       }
     }
