@@ -51,6 +51,7 @@ import { SigningSecret } from "./services/SigningSecret"
 import { UsageLedger } from "./services/UsageLedger/index"
 import { LocalSecrets } from "./services/LocalSecrets"
 import { Readiness } from "./services/Readiness"
+import { Metrics } from "./services/Metrics"
 import { Workspaces } from "./services/Workspaces"
 import { ProviderCredentials } from "./services/ProviderCredentials"
 import { ProviderKeyCheck } from "./services/ProviderKeyCheck"
@@ -136,7 +137,9 @@ export const appWith = <E, R, ROut, E2, R2>(lane: Layer.Layer<ForwardingLane, E,
     Layer.provide(CredentialThrottle.layer),
     Layer.provideMerge(AuthService.layer),
     Layer.provideMerge(stores),
-    Layer.provideMerge(LocalSecrets.layer)
+    Layer.provideMerge(LocalSecrets.layer),
+    // Below everything: every service may count (and the database pool is read at each scrape).
+    Layer.provideMerge(Metrics.fromConfig)
   )
 
 /** The whole service. */

@@ -115,7 +115,32 @@ export interface AppConfigShape {
     readonly limit: number
     readonly windowSeconds: number
   }
+  /** Prometheus metrics at GET /metrics (docs/operations.md, "Metrics"). */
+  readonly metrics: {
+    /** METRICS=off: nothing is counted and /metrics answers 404 (what the cost benchmark compares against). */
+    readonly enabled: boolean
+    /** METRICS_TOKEN: the bearer /metrics asks for; None: open to whoever reaches the port. */
+    readonly token: Option.Option<Redacted.Redacted>
+    /** METRICS_WORKSPACE_LABELS=true: usage and refusals labelled by workspace (one series per workspace). */
+    readonly workspaceLabels: boolean
+  }
+  /** OpenTelemetry traces over OTLP/HTTP (docs/operations.md, "Traces"); None: no tracer at all. */
+  readonly tracing: Option.Option<TracingSettings>
 }
+
+/** Where and how much to trace, from the standard OTEL_* variables. */
+export interface TracingSettings {
+  /** Where spans are posted: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
+  readonly url: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly serviceName: string
+  readonly sampler: TraceSampler
+}
+
+/** OTEL_TRACES_SAMPLER and its argument (the ratio of the traceidratio samplers). */
+export type TraceSampler =
+  | { readonly kind: "always_on" | "always_off" | "parentbased_always_on" | "parentbased_always_off" }
+  | { readonly kind: "traceidratio" | "parentbased_traceidratio"; readonly ratio: number }
 
 const positiveInt = (name: string, fallback: number) =>
   Config.integer(name).pipe(
@@ -213,6 +238,57 @@ const logLevel = Config.literal("trace", "debug", "info", "warning", "error", "n
     })[level]
   )
 )
+
+/** OTEL_EXPORTER_OTLP_HEADERS: `key=value` pairs separated by commas, values URL-encoded (the OTel spec's form). */
+const otlpHeaders = Config.string("OTEL_EXPORTER_OTLP_HEADERS").pipe(
+  Config.withDefault(""),
+  Config.mapOrFail((raw) => {
+    const headers: Record<string, string> = {}
+    for (const pair of raw.split(",").map((part) => part.trim()).filter((part) => part !== "")) {
+      const at = pair.indexOf("=")
+      const name = at <= 0 ? "" : pair.slice(0, at).trim().toLowerCase()
+      const value = Either.try(() => decodeURIComponent(pair.slice(at + 1).trim()))
+      if (name === "" || Either.isLeft(value)) {
+        return Either.left(ConfigError.InvalidData(["OTEL_EXPORTER_OTLP_HEADERS"], "Expected key=value pairs separated by commas"))
+      }
+      headers[name] = value.right
+    }
+    return Either.right(headers)
+  })
+)
+
+const traceSamplerKinds = [
+  "always_on",
+  "always_off",
+  "traceidratio",
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio"
+] as const
+
+/** The OTel default is parentbased_always_on; a ratio sampler without OTEL_TRACES_SAMPLER_ARG samples everything. */
+const traceSampler: Config.Config<TraceSampler> = Config.all({
+  kind: Config.literal(...traceSamplerKinds)("OTEL_TRACES_SAMPLER").pipe(Config.withDefault("parentbased_always_on" as const)),
+  ratio: Config.number("OTEL_TRACES_SAMPLER_ARG").pipe(
+    Config.validate({ message: "Expected a ratio between 0 and 1", validation: (r) => r >= 0 && r <= 1 }),
+    Config.withDefault(1)
+  )
+}).pipe(Config.map(({ kind, ratio }): TraceSampler =>
+  kind === "traceidratio" || kind === "parentbased_traceidratio" ? { kind, ratio } : { kind }
+))
+
+/** Tracing is on when an OTLP endpoint is given (for traces, or for every signal). */
+const tracing: Config.Config<Option.Option<TracingSettings>> = Config.all({
+  endpoint: Config.option(httpUrl("OTEL_EXPORTER_OTLP_ENDPOINT")),
+  tracesEndpoint: Config.option(httpUrl("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
+  headers: otlpHeaders,
+  serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("workspace-api")),
+  sampler: traceSampler
+}).pipe(Config.map(({ endpoint, headers, sampler, serviceName, tracesEndpoint }) =>
+  Option.orElse(tracesEndpoint, () => Option.map(endpoint, (root) => `${root}/v1/traces`)).pipe(
+    Option.map((url): TracingSettings => ({ url, headers, serviceName, sampler }))
+  )
+))
 
 const decodePriceTable = Schema.decodeUnknownEither(Schema.parseJson(PriceTable))
 const priceTableExpected = "expected a readable JSON file { \"models\": { \"<model>\": { \"input\": <USD>, \"output\": <USD> } } }"
@@ -351,6 +427,17 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     limit: positiveInt("AUTH_FAILURE_LIMIT", 20),
     windowSeconds: positiveInt("AUTH_FAILURE_WINDOW_SECONDS", 60)
   }),
+  metrics: Config.all({
+    enabled: Config.literal("on", "off")("METRICS").pipe(Config.withDefault("on" as const), Config.map((value) => value === "on")),
+    token: Config.option(
+      Config.string("METRICS_TOKEN").pipe(
+        Config.validate({ message: "Expected at least 16 characters", validation: (token) => token.length >= 16 }),
+        Config.map(Redacted.make)
+      )
+    ),
+    workspaceLabels: Config.boolean("METRICS_WORKSPACE_LABELS").pipe(Config.withDefault(false))
+  }),
+  tracing,
   credentialsKeys: Config.all({
     current: Config.option(credentialsKey("CREDENTIALS_KEY")),
     previous: Config.option(credentialsKey("CREDENTIALS_KEY_PREVIOUS"))

@@ -13,6 +13,7 @@ import { RateLimits } from "../services/RateLimits"
 import { accessLogFor, endStatus } from "./accessLog"
 import { checkKey } from "./authMiddleware"
 import { CredentialThrottle } from "./credentialThrottle"
+import { Metrics } from "../services/Metrics"
 import { requestIdFor, requestIdHeaders } from "./requestContext"
 
 /** One forwarding endpoint as the lane serves it: what its declaration says, and its service's call on a raw body. */
@@ -66,6 +67,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
       const auth = yield* AuthService
       const rateLimits = yield* RateLimits
       const throttle = yield* CredentialThrottle
+      const metrics = yield* Metrics
       // Keyed `<provider><path>` (provider_a/v1/chat/completions), from the declared endpoints.
       const routes = new Map<string, LaneRoute>(
         Object.values(yield* forwardedServices).map((served) => [`${served.endpoint.provider.id}${served.endpoint.path}`, served])
@@ -144,11 +146,13 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
         // The request's log line, written once the fiber has ended: no log call inside it.
         fiber.addObserver((exit) => {
           running.delete(fiber)
+          const status = endStatus(exit)
+          metrics.request(endpoint.family, status)
           accessLog({
             requestId,
             method: "POST",
             path,
-            status: endStatus(exit),
+            status,
             durationMs: Math.round((performance.now() - started) * 10) / 10,
             fiberId: FiberId.threadName(fiber.id())
           })

@@ -9,7 +9,9 @@ import { failureToProblem, isJsonOrUndeclared, tooLarge, unsupportedMediaType } 
 import { trackConnections } from "./connectionDrain"
 import { loadConsoleAssets, serveConsole } from "./consoleWeb"
 import { ForwardingLane } from "./forwardingLane"
-import { accessLogFor } from "./accessLog"
+import { type AccessLog, accessLogFor } from "./accessLog"
+import { Metrics } from "../services/Metrics"
+import { requestFamily } from "./requestFamily"
 import { requestContext } from "./requestContext"
 
 const bodyMethods: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH"])
@@ -106,7 +108,15 @@ export const HttpServerLive = Layer.unwrapScoped(
     const mounted = config.basePath === "" ? app : HttpRouter.empty.pipe(HttpRouter.mountApp(config.basePath, app))
     // The platform's own Node handler for the HttpApi app (the one its server would add as listener).
     // Its access lines are written by the same access log as the forwarding lane's.
-    const accessLog = accessLogFor(yield* Effect.runtime<never>(), config.logFormat)
+    const written = accessLogFor(yield* Effect.runtime<never>(), config.logFormat)
+    // Every request the HttpApi app answers is counted where its log line is written.
+    const metrics = yield* Metrics
+    const accessLog: AccessLog = metrics.enabled
+      ? (entry) => {
+        metrics.request(requestFamily(entry.path.slice(config.basePath.length)), entry.status)
+        written(entry)
+      }
+      : written
     const handler = yield* NodeHttpServer.makeHandler(requestContext(accessLog)(HttpMiddleware.xForwardedHeaders(mounted)))
     // Slow or idle sockets cost a slot each: headers, whole requests and idle keep-alive are timed,
     // and connections beyond the maximum are refused at accept (each is a file descriptor).

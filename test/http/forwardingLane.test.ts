@@ -13,6 +13,7 @@ import { FimCompletions } from "../../src/providers/providerC/FimCompletions"
 import type { StreamSink } from "../../src/services/Forwarder"
 import { Messages } from "../../src/providers/providerB/Messages"
 import { RateLimits } from "../../src/services/RateLimits"
+import { Metrics } from "../../src/services/Metrics"
 
 const principal = {
   keyId: "00000000-0000-4000-8000-000000000001",
@@ -39,6 +40,7 @@ const laneLayer = ForwardingLane.layer.pipe(
   Layer.provide(Layer.succeed(Messages, unused)),
   Layer.provide(Layer.succeed(FimCompletions, unused)),
   Layer.provide(CredentialThrottle.layer),
+  Layer.provide(Metrics.none),
   Layer.provide(Layer.succeed(RateLimits, { admit: () => Effect.succeed({ readings: undefined, settle: () => Effect.void }) })),
   Layer.provide(AppConfig.layer),
   Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["DATA_DIR", "/tmp/lane-unit"]]))))
