@@ -16,6 +16,7 @@ import { WorkspaceLimits } from "./services/WorkspaceLimits"
 import { DownloadsHandlers } from "./handlers/downloads"
 import { ExportsHandlers } from "./handlers/exports"
 import { HealthHandlers } from "./handlers/health"
+import { MetricsHandlers } from "./handlers/metrics"
 import { ProviderAHandlers, ProviderBHandlers, ProviderCHandlers } from "./handlers/providers"
 import {
   AdminAuthLive,
@@ -52,6 +53,7 @@ import { UsageLedger } from "./services/UsageLedger/index"
 import { LocalSecrets } from "./services/LocalSecrets"
 import { Readiness } from "./services/Readiness"
 import { Metrics } from "./services/Metrics"
+import { tracingFromConfig } from "./services/Tracing"
 import { Workspaces } from "./services/Workspaces"
 import { ProviderCredentials } from "./services/ProviderCredentials"
 import { ProviderKeyCheck } from "./services/ProviderKeyCheck"
@@ -110,6 +112,7 @@ export const ApiLive = Layer.unwrapEffect(
   Layer.provide([
     AdminHandlers,
     HealthHandlers,
+    MetricsHandlers,
     ExportsHandlers,
     DownloadsHandlers,
     ProviderAHandlers,
@@ -139,7 +142,9 @@ export const appWith = <E, R, ROut, E2, R2>(lane: Layer.Layer<ForwardingLane, E,
     Layer.provideMerge(stores),
     Layer.provideMerge(LocalSecrets.layer),
     // Below everything: every service may count (and the database pool is read at each scrape).
-    Layer.provideMerge(Metrics.fromConfig)
+    Layer.provideMerge(Metrics.fromConfig),
+    // Built first, so that every runtime the layers above capture has the tracer (when OTEL_* ask for one).
+    Layer.provide(tracingFromConfig)
   )
 
 /** The whole service. */

@@ -3,6 +3,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { type CredentialsKey, parseCredentialsKey } from "./domain/credentials"
 import { PriceTable } from "./domain/prices"
+import type { TraceSampler } from "./domain/traceContext"
 import { wirePath } from "./domain/validationIssue"
 import { projectRoot } from "./projectRoot"
 import { providers } from "./providers/provider"
@@ -135,12 +136,10 @@ export interface TracingSettings {
   readonly headers: Readonly<Record<string, string>>
   readonly serviceName: string
   readonly sampler: TraceSampler
+  /** OTEL_BSP_SCHEDULE_DELAY: how often finished spans are posted. */
+  readonly exportIntervalMs: number
 }
 
-/** OTEL_TRACES_SAMPLER and its argument (the ratio of the traceidratio samplers). */
-export type TraceSampler =
-  | { readonly kind: "always_on" | "always_off" | "parentbased_always_on" | "parentbased_always_off" }
-  | { readonly kind: "traceidratio" | "parentbased_traceidratio"; readonly ratio: number }
 
 const positiveInt = (name: string, fallback: number) =>
   Config.integer(name).pipe(
@@ -283,10 +282,11 @@ const tracing: Config.Config<Option.Option<TracingSettings>> = Config.all({
   tracesEndpoint: Config.option(httpUrl("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
   headers: otlpHeaders,
   serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("workspace-api")),
-  sampler: traceSampler
-}).pipe(Config.map(({ endpoint, headers, sampler, serviceName, tracesEndpoint }) =>
+  sampler: traceSampler,
+  exportIntervalMs: positiveInt("OTEL_BSP_SCHEDULE_DELAY", 5_000)
+}).pipe(Config.map(({ endpoint, tracesEndpoint, ...settings }) =>
   Option.orElse(tracesEndpoint, () => Option.map(endpoint, (root) => `${root}/v1/traces`)).pipe(
-    Option.map((url): TracingSettings => ({ url, headers, serviceName, sampler }))
+    Option.map((url): TracingSettings => ({ url, ...settings }))
   )
 ))
 

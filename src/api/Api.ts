@@ -10,6 +10,7 @@ import { providerBErrorSchema } from "../providers/providerB/error"
 import { providerCErrorSchema } from "../providers/providerC/error"
 import { ExportsApi } from "./exportsApi"
 import { HealthApi } from "./healthApi"
+import { MetricsApi } from "./metricsApi"
 import { ProviderAApi, ProviderBApi, ProviderCApi } from "./providerApis"
 
 /** The whole HTTP contract of the service; OpenAPI and /docs are generated from it. */
@@ -23,6 +24,7 @@ export class WorkspaceApi extends HttpApi.make("workspace-api")
   .add(ConsoleSessionApi)
   .add(ConsoleApi)
   .add(HealthApi)
+  .add(MetricsApi)
   // Failures raised before a handler runs (bad JSON, unknown route) are rendered in any of the formats.
   .addError(exportErrorSchema)
   .addError(providerAErrorSchema)

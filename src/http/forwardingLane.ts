@@ -1,4 +1,4 @@
-import { Context, Effect, Fiber, FiberId, Layer, Runtime } from "effect"
+import { Context, Effect, Fiber, FiberId, Layer, Option, Runtime, Tracer } from "effect"
 import type * as http from "node:http"
 import { type Problem, wireError } from "../api/errors/errorFormat"
 import { isJsonOrUndeclared, tooLarge } from "../api/requestProblems"
@@ -14,12 +14,15 @@ import { accessLogFor, endStatus } from "./accessLog"
 import { checkKey } from "./authMiddleware"
 import { CredentialThrottle } from "./credentialThrottle"
 import { Metrics } from "../services/Metrics"
+import { spansWhen } from "../services/traceSpans"
+import { parseTraceparent } from "../domain/traceContext"
 import { requestIdFor, requestIdHeaders } from "./requestContext"
 
 /** One forwarding endpoint as the lane serves it: what its declaration says, and its service's call on a raw body. */
 interface LaneRoute {
   readonly endpoint: {
     readonly provider: Provider
+    readonly path: string
     readonly family: LimitFamily
     readonly bound?: ((body: unknown) => Refusal | undefined) | undefined
     readonly scan?: ((body: Buffer) => Refusal | undefined) | undefined
@@ -63,7 +66,10 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
   static readonly layer = Layer.scoped(
     ForwardingLane,
     Effect.gen(function*() {
-      const { basePath, logFormat, maxBodyBytes } = yield* AppConfig
+      const config = yield* AppConfig
+      const { basePath, logFormat, maxBodyBytes } = config
+      const span = spansWhen(config)
+      const tracing = Option.isSome(config.tracing)
       const auth = yield* AuthService
       const rateLimits = yield* RateLimits
       const throttle = yield* CredentialThrottle
@@ -92,7 +98,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
         const answer = Effect.gen(function*() {
           // Checked in the framework's order: declared size, key, then the body and its payload.
           if (Number(request.headers["content-length"]) > maxBodyBytes) return yield* Effect.fail(refused(tooLarge(maxBodyBytes)))
-          const principal = yield* Effect.mapError(
+          const principal = yield* span("auth")(Effect.mapError(
             checkKey(
               auth,
               throttle,
@@ -102,7 +108,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
               endpoint.provider.keyHeaders.xApiKey
             ),
             ({ headers, problem }): KeyRefused => ({ _tag: "KeyRefused", problem, headers })
-          )
+          ))
           const forwarded = yield* Effect.flatMap(
             readForwardedBody(endpoint, request, maxBodyBytes),
             (json) => serveBody(principal, region, json, requestId, passedHeaders(endpoint, request.headers))
@@ -141,7 +147,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
             ))
         )
         const started = performance.now()
-        const fiber = runFork(answer)
+        const fiber = runFork(tracing ? serverSpan(endpoint, path, request, answer) : answer)
         running.add(fiber)
         // The request's log line, written once the fiber has ended: no log call inside it.
         fiber.addObserver((exit) => {
@@ -161,6 +167,23 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
         response.once("close", () => {
           if (!response.writableEnded) fiber.unsafeInterruptAsFork(FiberId.none)
         })
+      }
+
+      /**
+       * The request's span, as the framework's tracer makes one for the HttpApi app: a child of the
+       * caller's `traceparent` when it sent one, named by the route (not the path, which has the region).
+       */
+      const serverSpan = (endpoint: LaneRoute["endpoint"], path: string, request: http.IncomingMessage, answer: Effect.Effect<number>) => {
+        const caller = parseTraceparent(request.headers.traceparent)
+        return answer.pipe(
+          Effect.tap((status) => Effect.annotateCurrentSpan("http.response.status_code", status)),
+          Effect.withSpan(`POST /${endpoint.provider.id}/{region}${endpoint.path}`, {
+            kind: "server",
+            parent: caller === undefined ? undefined : Tracer.externalSpan(caller),
+            attributes: { "http.request.method": "POST", "url.path": path, "wsapi.family": endpoint.family },
+            captureStackTrace: false
+          })
+        )
       }
 
       return {

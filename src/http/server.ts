@@ -91,12 +91,8 @@ const DocsLive = Layer.mergeAll(
 /** How long shutdown waits for in-flight requests (long streams included) before closing their sockets. */
 const shutdownGrace = Duration.seconds(20)
 
-/**
- * Serves the API under BASE_PATH. Needs the API layer (groups with their handlers). On shutdown the
- * server stops accepting, lets in-flight requests finish (up to the grace period), then the layers
- * below it (database pool, embedded PostgreSQL) are released.
- */
-export const HttpServerLive = Layer.unwrapScoped(
+/** The Node server, the forwarding lane in front of the HttpApi app, and the shutdown drain. */
+const servedApp = Layer.unwrapScoped(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const lane = yield* ForwardingLane
@@ -159,8 +155,23 @@ export const HttpServerLive = Layer.unwrapScoped(
     )
   })
 ).pipe(
-  Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer, DocsLive, FrameworkErrorsLive, NodeHttpServer.layerContext]),
-  // No tracer is exported: the per-request server span was pure cost (about 0.04 ms of CPU a request).
-  // Set while the handler is made, whose runtime keeps it.
-  HttpMiddleware.withTracerDisabledWhen(() => true)
+  Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer, DocsLive, FrameworkErrorsLive, NodeHttpServer.layerContext])
+)
+
+/** Probes and scrapes come every few seconds: a trace each would bury the requests worth reading. */
+const probePaths = (basePath: string): ReadonlySet<string> => new Set(["/healthz", "/readyz", "/metrics"].map((path) => `${basePath}${path}`))
+
+/**
+ * Serves the API under BASE_PATH. Needs the API layer (groups with their handlers). On shutdown the
+ * server stops accepting, lets in-flight requests finish (up to the grace period), then the layers
+ * below it (database pool, embedded PostgreSQL) are released. The framework's per-request server span
+ * (which continues a caller's traceparent) is made only when traces are exported: otherwise it is pure
+ * cost (about 0.04 ms of CPU a request). Set while the handler is made, whose runtime keeps it.
+ */
+export const HttpServerLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, ({ basePath, tracing }) => {
+    if (Option.isNone(tracing)) return servedApp.pipe(HttpMiddleware.withTracerDisabledWhen(() => true))
+    const probes = probePaths(basePath)
+    return servedApp.pipe(HttpMiddleware.withTracerDisabledWhen((request) => probes.has(request.url.split("?")[0] ?? "")))
+  })
 )

@@ -1,7 +1,10 @@
+import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
-import { Context, Data, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Data, Effect, Layer, Option, Redacted } from "effect"
 import * as path from "node:path"
+import * as Pg from "pg"
 import { AppConfig } from "../config"
+import { Metrics } from "./Metrics"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres"
 import { LocalSecrets } from "./LocalSecrets"
 import { runMigrations } from "./Migrations"
@@ -46,6 +49,43 @@ export const logDatabaseUnavailable = (error: unknown) =>
   Effect.logWarning("database unavailable: answered 503").pipe(Effect.annotateLogs({ reason: databaseFailureReason(error) }))
 
 /**
+ * The connection pool, made here rather than by PgClient.layer (with the same settings and start-up
+ * check) so that /metrics can read its use: connections busy and idle, and requests waiting for one.
+ */
+const pooled = (url: Redacted.Redacted, acquireMs: number, metrics: typeof Metrics.Service) =>
+  Effect.gen(function*() {
+    const pool = new Pg.Pool({
+      connectionString: Redacted.value(url),
+      connectionTimeoutMillis: acquireMs,
+      max: maxConnections,
+      application_name: "workspace-api"
+    })
+    // A connection that breaks while idle is dropped by the pool; each query reports its own failures.
+    pool.on("error", () => {})
+    yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }),
+      () => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+    ).pipe(
+      Effect.timeoutFail({
+        duration: acquireMs,
+        onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+      })
+    )
+    yield* metrics.gauge("wsapi_db_pool_connections", "Database connections of the pool, by state (busy or idle).", () => [
+      { labels: { state: "busy" }, value: pool.totalCount - pool.idleCount },
+      { labels: { state: "idle" }, value: pool.idleCount }
+    ])
+    yield* metrics.gauge("wsapi_db_pool_waiting", "Requests waiting for a database connection.", () => pool.waitingCount)
+    yield* metrics.gauge("wsapi_db_pool_max", "Most connections the pool opens.", () => maxConnections)
+    return pool
+  })
+
+const maxConnections = 20
+
+/**
  * The one database: DATABASE_URL when set, otherwise an embedded PostgreSQL in DATA_DIR/postgres
  * that lives as long as this layer and is watched: its death is logged at once and `lost` fails, so
  * the service stops (exit status 1) and its supervisor starts it again. Migrations are applied
@@ -55,14 +95,10 @@ export const DatabaseLive = Layer.unwrapScoped(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const { acquireMs, statementMs } = config.databaseTimeouts
+    const metrics = yield* Metrics
     const client = (url: Redacted.Redacted) =>
       Layer.effectDiscard(runMigrations()).pipe(
-        Layer.provideMerge(PgClient.layer({
-          url: withStatementTimeout(url, statementMs),
-          maxConnections: 20,
-          connectTimeout: Duration.millis(acquireMs),
-          applicationName: "workspace-api"
-        }))
+        Layer.provideMerge(PgClient.layerFromPool({ acquire: pooled(withStatementTimeout(url, statementMs), acquireMs, metrics) }))
       )
     if (Option.isSome(config.databaseUrl)) return Layer.merge(client(config.databaseUrl.value), DatabaseHealth.external)
     const password = yield* Effect.flatMap(LocalSecrets, (secrets) => secrets.postgresPassword)

@@ -1,4 +1,4 @@
-import { Effect, Context, Exit, Layer, Option, Redacted } from "effect"
+import { Effect, Context, Exit, Layer, Option, Redacted, type Tracer } from "effect"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../config"
 import { findModel } from "../domain/models"
@@ -22,6 +22,9 @@ import { boundedRetryHints, makeScrubber, scrubProblem } from "../providers/untr
 import { boundedSseDecoder, encodeSseEvent, type SseEvent } from "../domain/sse"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import type { Principal } from "../domain/principal"
+import { Metrics } from "./Metrics"
+import { spansWhen } from "./traceSpans"
+import { formatTraceparent } from "../domain/traceContext"
 import { Prices } from "./Prices"
 import { ProviderCredentials } from "./ProviderCredentials"
 import { type Admission, RateLimits } from "./RateLimits"
@@ -82,6 +85,10 @@ export interface ForwardInput {
 /** A request on its way: what the endpoint asked for, and the workspace's own provider key when it has one. */
 interface Exchange extends ForwardInput {
   readonly ownKey: Redacted.Redacted<string> | undefined
+  /** When the request was sent upstream (performance.now()); undefined when it never was. */
+  readonly sentAt?: number
+  /** The upstream exchange's span, ended when the request is recorded (traces exported only). */
+  readonly span?: Tracer.Span | undefined
 }
 
 /** Answers longer than this are read for usage without being parsed whole, where the protocol can. */
@@ -151,7 +158,12 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       const recorder = yield* UsageRecorder
       const prices = yield* Prices
       const rateLimits = yield* RateLimits
-      const { upstreamLimits, upstreams: configured } = yield* AppConfig
+      const metrics = yield* Metrics
+      const config = yield* AppConfig
+      const { upstreamLimits, upstreams: configured } = config
+      const span = spansWhen(config)
+      const tracing = Option.isSome(config.tracing)
+      const clock = yield* Effect.clock
       // Every configured upstream's key and host: none may reach a client through an upstream's words.
       const settings = Object.values(configured).flatMap((setting) => Option.toArray(setting))
       const scrub = makeScrubber(
@@ -184,6 +196,20 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         const cost = boundedCost(prices.cost(input.model, tokens.value))
         const clamped = [...tokens.clamped, ...cost.clamped]
         const model = input.family === "usage_export" ? undefined : findModel(input.provider.id, input.family, input.model)
+        const ended = performance.now()
+        if (input.span !== undefined) {
+          input.span.attribute("http.response.status_code", result.status)
+          input.span.attribute("wsapi.outcome", result.outcome)
+          input.span.end(clock.unsafeCurrentTimeNanos(), result.outcome === "completed" ? Exit.void : Exit.fail(`${result.outcome} (${result.status})`))
+        }
+        if (input.sentAt !== undefined) metrics.upstreamDuration(input.provider.id, input.region, (ended - input.sentAt) / 1000)
+        metrics.usage({
+          family: input.family,
+          provider: input.provider.id,
+          workspaceId: input.principal.workspace.id,
+          ...tokens.value,
+          costUsd: cost.value
+        })
         const settle = admission.settle(
           settledTokens(tokens.value.inputTokens + tokens.value.outputTokens, input.reservedTokens, model?.contextLength)
         )
@@ -208,11 +234,12 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             ...tokens.value,
             costUsd: cost.value,
             clamped: clamped.length > 0,
-            latencyMs: performance.now() - started,
+            latencyMs: ended - started,
             requestId: input.requestId,
             createdAt: new Date(),
             byok: input.ownKey !== undefined
           }).pipe(
+            span("usage.record"),
             Effect.zipRight(
               input.ownKey === undefined
                 ? Effect.void
@@ -366,15 +393,30 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                   ...admitted(admission)
                 })))
             )
-            const input: Exchange = { ...request, ownKey }
+            // The exchange's span lasts until the answer's end (a stream's too), so it is ended by `record`.
+            const exchangeSpan = tracing
+              ? yield* Effect.makeSpan("upstream.exchange", {
+                kind: "client",
+                attributes: { "wsapi.provider": request.provider.id, "wsapi.region": request.region, "wsapi.model": request.model },
+                captureStackTrace: false
+              })
+              : undefined
+            const sentAt = performance.now()
+            const input: Exchange = { ...request, ownKey, sentAt, span: exchangeSpan }
             const target = ownKey === undefined ? input.target : { ...input.target, key: ownKey }
             admittedAt = { admission, started, input }
+            // The upstream continues the trace as a child of the exchange.
+            const upstreamHeaders = exchangeSpan === undefined
+              ? input.upstreamHeaders
+              : { ...input.upstreamHeaders, traceparent: formatTraceparent(exchangeSpan) }
             const response = yield* client.send(target, {
               provider: input.provider,
               path: input.path,
               body: JSON.stringify(input.body),
-              ...(input.upstreamHeaders ? { headers: input.upstreamHeaders } : {})
+              ...(upstreamHeaders ? { headers: upstreamHeaders } : {})
             }).pipe(Effect.catchTag("UpstreamFailure", (failure) => refuse(input, admission, started, unavailable(failure, admitted(admission)))))
+            metrics.upstreamFirstByte(input.provider.id, input.region, (performance.now() - sentAt) / 1000)
+            exchangeSpan?.event("first_byte", clock.unsafeCurrentTimeNanos(), { "http.response.status_code": response.status })
             const hints = { ...pickHeaders(response.headers), ...simulatedHeader(target) }
             const headers = { ...admissionHeaders(input.provider, admission.readings), ...hints }
             if (response.status >= 300) {

@@ -4,6 +4,8 @@ import { type LimitReadings, type LimitRefusal, LimitsUnavailable, RateLimited, 
 import type { LimitFamily } from "../domain/workspaceSettings"
 import { AppConfig } from "../config"
 import type { Principal } from "../domain/principal"
+import { Metrics } from "./Metrics"
+import { spansWhen } from "./traceSpans"
 import { type BucketDemand, type BucketReading, RateLimiter, type RateDecision } from "./RateLimiter"
 
 /**
@@ -70,7 +72,10 @@ export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
     RateLimits,
     Effect.gen(function*() {
       const limiter = yield* RateLimiter
-      const { rateLimit } = yield* AppConfig
+      const config = yield* AppConfig
+      const { rateLimit } = config
+      const metrics = yield* Metrics
+      const span = spansWhen(config)
       const lastOutageLog = yield* Ref.make(0)
 
       /** Limits could not be checked: admit or refuse, as configured; logged at most every ten seconds. */
@@ -88,6 +93,7 @@ export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
         })
 
       const refuse = (request: AdmissionRequest, buckets: ReadonlyArray<Bucket>, decision: RateDecision, now: number) => {
+        metrics.rateLimited(request.family, request.principal.workspace.id)
         const short = decision.buckets.find((reading, i) => reading.remaining < (buckets[i]!.kind === "requests" ? 1 : request.tokens))
         return Effect.fail(new RateLimited({
           readings: readingsOf(buckets, decision.buckets, now),
@@ -99,7 +105,7 @@ export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
 
       return {
         admit: (request) =>
-          Effect.gen(function*() {
+          span("rate_limit", { attributes: { "wsapi.family": request.family } })(Effect.gen(function*() {
             const buckets = bucketsOf(request)
             // A request larger than a whole minute's budget can never pass: refuse it now, and say why.
             const tooLarge = buckets.find((bucket) => bucket.kind === "tokens" && request.tokens > bucket.limit)
@@ -109,6 +115,7 @@ export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
                 Effect.option
               )
               const now = yield* Clock.currentTimeMillis
+              metrics.rateLimited(request.family, request.principal.workspace.id)
               return yield* Effect.fail(new RequestExceedsLimit({
                 readings: reading._tag === "Some" ? readingsOf(buckets, reading.value.buckets, now) : undefined,
                 tokens: request.tokens,
@@ -138,7 +145,7 @@ export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
                 return limiter.settlesInPlace ? settled : Effect.asVoid(Effect.forkDaemon(settled))
               }
             } satisfies Admission
-          })
+          }))
       }
     })
   )

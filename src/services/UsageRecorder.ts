@@ -1,6 +1,7 @@
 import { Context, Duration, Effect, Either, Fiber, Layer, Option, Ref, Schedule, Schema } from "effect"
 import { type ProviderId, providers } from "../providers/provider"
 import type { StorageFailure } from "./StorageFailure"
+import { Metrics } from "./Metrics"
 import { UsageJournal } from "./UsageJournal"
 import type { EndpointRecord } from "../providers/forwardedEndpoint"
 import { type ApiRequestRow, UsageLedger } from "./UsageLedger/index"
@@ -96,6 +97,7 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
       Effect.gen(function*() {
         const ledger = yield* UsageLedger
         const journal = yield* UsageJournal
+        const metrics = yield* Metrics
         // Appended on every forwarded request, so a plain array owned by this service, not a copied value.
         let queue: Array<Entry> = []
         const dropped = yield* Ref.make(0)
@@ -104,8 +106,11 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
 
         const insert = (batch: ReadonlyArray<Entry>) => ledger.insertRequests(batch.map(({ record }) => record))
 
+        yield* metrics.gauge("wsapi_usage_records_pending", "Usage records queued in memory, not yet in the ledger.", () => queue.length)
+
         const deadLetter = (entry: Entry, reason: string) =>
           ledger.deadLetter(entry.record, toLine(entry.record), reason).pipe(
+            Effect.tap(() => metrics.usageRecordsDeadLettered(1)),
             Effect.zipRight(
               Effect.logError("usage record refused by the ledger: kept in api_requests_dead_letter").pipe(
                 Effect.annotateLogs({ recordId: entry.record.recordId, workspaceId: entry.record.workspaceId, error: reason })
@@ -239,6 +244,7 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
                 queue.push({ record, segment })
                 const overflow = queue.length - options.capacity
                 queue.splice(0, overflow)
+                metrics.usageRecordsDropped(overflow)
                 return Ref.update(dropped, (n) => n + overflow)
               })),
           flush: Effect.orElse(writeAll, () => Effect.void),

@@ -6,6 +6,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { runMigrations } from "../../src/services/Migrations"
+import { Metrics } from "../../src/services/Metrics"
 import { UsageJournal } from "../../src/services/UsageJournal"
 import { UsageLedger } from "../../src/services/UsageLedger/index"
 import { type ApiRequestRecord, UsageRecorder, type UsageRecorderOptions } from "../../src/services/UsageRecorder"
@@ -34,7 +35,8 @@ const setup = async () => {
 const recorderWith = (journalDir: string, options: UsageRecorderOptions) =>
   UsageRecorder.layerWith(options).pipe(
     Layer.provide(UsageJournal.layerWith({ directory: journalDir, syncEvery: "20 millis", segmentBytes: 2_000 })),
-    Layer.provide(UsageLedger.layer)
+    Layer.provide(UsageLedger.layer),
+    Layer.provide(Metrics.none)
   )
 
 const statement = (text: string) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text))
@@ -111,7 +113,7 @@ describe("UsageRecorder against a real PostgreSQL", () => {
             yield* Effect.sleep("300 millis")
             yield* statement("ALTER TABLE api_requests_away RENAME TO api_requests")
             // Closing the scope is the shutdown: what is left is written then.
-          }).pipe(Effect.provide(UsageRecorder.layerWith({ capacity: 5, batchSize: 100, flushEvery: "10 seconds" }).pipe(Layer.provide([UsageJournal.none, UsageLedger.layer]))))
+          }).pipe(Effect.provide(UsageRecorder.layerWith({ capacity: 5, batchSize: 100, flushEvery: "10 seconds" }).pipe(Layer.provide([UsageJournal.none, UsageLedger.layer, Metrics.none]))))
         )
         expect(yield* requestIds).toEqual(ids(4, 8))
       }).pipe(Effect.provide(Pg), Effect.provide(layer), Effect.scoped)

@@ -16,6 +16,7 @@ import { ApiKeys } from "../../src/services/ApiKeys"
 import { ExportService } from "../../src/services/ExportService/index"
 import { ExportPriceCatalog } from "../../src/services/ExportService/priceCatalog"
 import { ExportStorage } from "../../src/services/ExportStorage/index"
+import { Metrics } from "../../src/services/Metrics"
 import { SigningSecret } from "../../src/services/SigningSecret"
 import { UsageLedger } from "../../src/services/UsageLedger/index"
 import { Workspaces } from "../../src/services/Workspaces"
@@ -31,6 +32,7 @@ const exportsOn = <E>(storage: Layer.Layer<ExportStorage, E, AppConfig | Signing
     Layer.provideMerge(Workspaces.memory),
     Layer.provideMerge(SigningSecret.fixed(SECRET)),
     Layer.provide(ExportPriceCatalog.fixed([])),
+    Layer.provide(Metrics.none),
     Layer.provideMerge(AppConfig.layerWith(config))
   )
 

@@ -3,6 +3,7 @@ import { ConfigProvider, Effect, Layer } from "effect"
 import { AppConfig } from "../../src/config"
 import { defaultWorkspaceSettings } from "../../src/domain/workspaceSettings"
 import type { Principal } from "../../src/domain/principal"
+import { Metrics } from "../../src/services/Metrics"
 import { RateLimiter } from "../../src/services/RateLimiter"
 import { type Admission, RateLimits } from "../../src/services/RateLimits"
 import { providerA } from "../../src/providers/providerA/dialect"
@@ -17,6 +18,7 @@ const principal: Principal = {
 const limitsOn = (limiter: Layer.Layer<RateLimiter>) =>
   RateLimits.layer.pipe(
     Layer.provide(limiter),
+    Layer.provide(Metrics.none),
     Layer.provide(AppConfig.layer),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["DATA_DIR", "/tmp/rate-limits-unit"]]))))
   )

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger } from "effect"
+import { Metrics } from "../../src/services/Metrics"
 import { UsageJournal } from "../../src/services/UsageJournal"
 import { MemoryUsage, UsageLedger } from "../../src/services/UsageLedger/index"
 import { type ApiRequestRecord, UsageRecorder } from "../../src/services/UsageRecorder"
@@ -17,6 +18,7 @@ const record = (i: number, fields: Partial<ApiRequestRecord> = {}): ApiRequestRe
 const recorderOnMemory = (batchSize: number) =>
   UsageRecorder.layerWith({ capacity: 1_000, batchSize, flushEvery: "10 seconds" }).pipe(
     Layer.provide(UsageJournal.none),
+    Layer.provide(Metrics.none),
     Layer.provideMerge(UsageLedger.memory)
   )
 

@@ -1,4 +1,4 @@
-import { Clock, Context, Data, Effect, Either, Layer, Redacted, Stream } from "effect"
+import { Clock, Context, Data, Effect, Either, Exit, Layer, Redacted, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { AppConfig } from "../../config"
 import { encodeHeader, encodeRows } from "../../domain/csv"
@@ -12,6 +12,8 @@ import { type Workspace } from "../../domain/workspace"
 import { ApiKeys } from "../ApiKeys"
 import { UsageLedger, type ValueRow, type ZoneUnknownToStore } from "../UsageLedger/index"
 import { ExportPriceCatalog } from "./priceCatalog"
+import { Metrics } from "../Metrics"
+import { spansWhen } from "../traceSpans"
 import { encodeValueRows, namedRow } from "./valueRows"
 
 export interface ExportRequest {
@@ -101,7 +103,10 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
       const storage = yield* ExportStorage
       const { pseudonymKey } = yield* SigningSecret
       const { prices } = yield* ExportPriceCatalog
-      const { exportLinkTtlSeconds, exportMaxRows } = yield* AppConfig
+      const config = yield* AppConfig
+      const { exportLinkTtlSeconds, exportMaxRows } = config
+      const metrics = yield* Metrics
+      const span = spansWhen(config)
       const slots = yield* Effect.makeSemaphore(CONCURRENT_EXPORTS)
 
       const run = ({ createdBy, from, kind, to, workspace }: ExportRequest) =>
@@ -119,7 +124,7 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
             catalog: prices
           }
           const failure = readFailure(from.timezone)
-          const read = yield* ledger.readExport(kind, input).pipe(Effect.mapError(failure))
+          const read = yield* ledger.readExport(kind, input).pipe(Effect.mapError(failure), span("export.count"))
           // Decided on the count before anything is written.
           if (read.total === 0) return yield* Effect.fail(new ExportNoData({ kind, reason: "no_rows" }))
           if (read.total > exportMaxRows) {
@@ -151,10 +156,10 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
             toDate: range.to.fileDate,
             uniqueId: uniqueId()
           })
-          const stored = yield* storage.write(filePath, content)
+          const stored = yield* storage.write(filePath, content).pipe(span("export.write"))
           // Whole seconds: what a local link's `expires` can say.
           const expiresAt = new Date((Math.floor((yield* Clock.currentTimeMillis) / 1000) + exportLinkTtlSeconds) * 1000)
-          const downloadUrl = yield* storage.downloadUrl(filePath, expiresAt)
+          const downloadUrl = yield* storage.downloadUrl(filePath, expiresAt).pipe(span("export.link"))
           const dateRange = { from: range.from.iso, to: range.to.iso }
           // Recorded for the console's list of recent exports (any instance, any browser).
           yield* ledger.recordExportRun({
@@ -167,7 +172,7 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
             filePath,
             createdBy,
             linkExpiresAt: expiresAt
-          })
+          }).pipe(span("export.record"))
           yield* Effect.logInfo("export written").pipe(
             Effect.annotateLogs({ kind, workspaceId: workspace.id, filePath, rows: recordCount, bytes: stored.bytes })
           )
@@ -178,7 +183,20 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
             recordCount,
             dateRange
           }
-        }).pipe(Effect.scoped, slots.withPermits(1))
+        }).pipe(
+          Effect.scoped,
+          slots.withPermits(1),
+          span("export.run", { attributes: { "wsapi.export.kind": kind } }),
+          timed(kind)
+        )
+
+      /** The export's duration at /metrics, by kind and outcome (a refusal for no data is an outcome too). */
+      const timed = (kind: string) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+        Effect.suspend(() => {
+          const started = performance.now()
+          return Effect.onExit(self, (exit) =>
+            Effect.sync(() => metrics.exportFinished(kind, Exit.isSuccess(exit) ? "succeeded" : "failed", (performance.now() - started) / 1000)))
+        })
 
       /** "API key <name> (<prefix>)" of the keys that ran exports, read when listing: a renamed key shows its current name. */
       const keyLabels = (workspaceId: string) =>
