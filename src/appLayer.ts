@@ -52,6 +52,7 @@ import { SigningSecret } from "./services/SigningSecret"
 import { UsageLedger } from "./services/UsageLedger/index"
 import { LocalSecrets } from "./services/LocalSecrets"
 import { Readiness } from "./services/Readiness"
+import { Dependencies } from "./services/Dependencies"
 import { Metrics } from "./services/Metrics"
 import { tracingFromConfig } from "./services/Tracing"
 import { Workspaces } from "./services/Workspaces"
@@ -132,6 +133,8 @@ export const appWith = <E, R, ROut, E2, R2>(lane: Layer.Layer<ForwardingLane, E,
   HttpServerLive.pipe(
     Layer.provide(ApiLive),
     Layer.provide(lane),
+    // What /readyz asks beside the database: the rate limiter's and export storage's remote stores.
+    Layer.provide(Dependencies.layer),
     Layer.provide(WorkspaceLimits.layer),
     Layer.provide(ForwardingLive),
     Layer.provide(UsageExportsLive),

@@ -1,7 +1,16 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 
 const NotReadyBody = Schema.Struct({ status: Schema.Literal("unavailable"), reason: Schema.String }).annotations({ identifier: "NotReady" })
+
+const DependencyState = Schema.Literal("up", "down")
+
+/** PostgreSQL always; Redis with RATE_LIMIT_STORE=redis; S3 with EXPORT_STORAGE=s3. */
+const DependencyStates = Schema.Struct({
+  postgresql: DependencyState,
+  redis: Schema.optional(DependencyState),
+  s3: Schema.optional(DependencyState)
+}).annotations({ identifier: "DependencyStates" })
 
 export class NotReady extends Schema.TaggedError<NotReady>()("NotReady", NotReadyBody.fields) {}
 
@@ -20,7 +29,14 @@ export class HealthApi extends HttpApiGroup.make("health")
   .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })).addError(notReadyResponse))
   .add(
     HttpApiEndpoint.get("readyz", "/readyz")
-      .addSuccess(Schema.Struct({ status: Schema.Literal("ready"), migration: Schema.Number }))
+      .addSuccess(Schema.Struct({ status: Schema.Literal("ready"), migration: Schema.Number, dependencies: DependencyStates }))
       .addError(notReadyResponse)
+      .annotate(OpenApi.Summary, "Readiness, with the state of each dependency in use")
+      .annotate(
+        OpenApi.Description,
+        "200 with `dependencies` (postgresql, and redis or s3 when configured: `up` or `down`) when the service can work; " +
+          "503 `{ status, reason }` when PostgreSQL is unreachable or behind the code's migrations, or when Redis is down " +
+          "and rate limits fail closed. S3 down is reported, not a 503: only exports need it."
+      )
   )
 {}

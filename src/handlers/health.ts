@@ -2,14 +2,25 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { WorkspaceApi } from "../api/Api"
 import { NotReady } from "../api/healthApi"
+import { Dependencies } from "../services/Dependencies"
 import { Readiness, type Unready } from "../services/Readiness"
 
 const notReady = ({ reason }: Unready) => new NotReady({ status: "unavailable", reason })
 
 export const HealthHandlers = HttpApiBuilder.group(WorkspaceApi, "health", (handlers) =>
-  Effect.map(Readiness, (readiness) =>
-    handlers
+  Effect.gen(function*() {
+    const readiness = yield* Readiness
+    const dependencies = yield* Dependencies
+    return handlers
       // A process whose own database died is not alive, even in the moment before it exits.
       .handle("healthz", () => readiness.alive.pipe(Effect.mapError(notReady), Effect.as({ status: "ok" as const })))
+      // The database first (nothing works without it), then the other dependencies in use, asked together.
       .handle("readyz", () =>
-        readiness.ready.pipe(Effect.mapError(notReady), Effect.map((migration) => ({ status: "ready" as const, migration }))))))
+        Effect.all([readiness.ready.pipe(Effect.mapError(notReady)), dependencies.check]).pipe(
+          Effect.flatMap(([migration, report]) =>
+            report.unready === undefined
+              ? Effect.succeed({ status: "ready" as const, migration, dependencies: { postgresql: "up" as const, ...report.states } })
+              : Effect.fail(new NotReady({ status: "unavailable", reason: report.unready }))
+          )
+        ))
+  }))

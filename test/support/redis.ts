@@ -34,7 +34,8 @@ export const startRedis = async (): Promise<RedisServer> => {
   }
   const stop = () =>
     new Promise<void>((resolve) => {
-      if (!child || child.exitCode !== null) return resolve()
+      // A killed process has a signal code and no exit code: stopped already either way.
+      if (!child || child.exitCode !== null || child.signalCode !== null) return resolve()
       child.once("exit", () => resolve())
       child.kill("SIGKILL")
     })

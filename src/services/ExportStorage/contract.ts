@@ -46,4 +46,6 @@ export interface ExportStorageShape {
    * serves downloads itself (S3's presigned URLs never reach this service).
    */
   readonly read: (filePath: string) => Effect.Effect<Option.Option<ExportFileContent>, ExportStorageError | InvalidExportPath>
+  /** Whether a remote store answers, for /readyz; absent where there is nothing remote to ask (local disk, memory). */
+  readonly reachable?: Effect.Effect<void, ExportStorageError>
 }

@@ -1,4 +1,4 @@
-import { GetObjectCommand, S3Client, type S3ClientConfig } from "@aws-sdk/client-s3"
+import { GetObjectCommand, HeadBucketCommand, S3Client, type S3ClientConfig } from "@aws-sdk/client-s3"
 import { Upload } from "@aws-sdk/lib-storage"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
 import { Effect, Option, Redacted, Stream } from "effect"
@@ -46,6 +46,11 @@ export const makeS3ExportStorage = (options: {
 
   return {
     backend: "s3",
+    // The bucket is there and the credentials may see it (the SDK's retries are cut short by the caller's timeout).
+    reachable: Effect.tryPromise({
+      try: (signal) => client.send(new HeadBucketCommand({ Bucket: bucket }), { abortSignal: signal }),
+      catch: (cause) => new ExportStorageError({ operation: "read", filePath: "", cause })
+    }).pipe(Effect.asVoid),
     write: (filePath, content) =>
       Effect.gen(function*() {
         yield* checked(filePath)

@@ -38,4 +38,6 @@ export interface RateLimiterShape {
   readonly settle: (demands: ReadonlyArray<BucketDemand>) => Effect.Effect<void, RateLimiterUnavailable>
   /** Whether `settle` is done at once, in memory: then it is cheaper to run in place than in a fiber of its own. */
   readonly settlesInPlace: boolean
+  /** Whether the shared store answers, for /readyz; absent when the buckets are in this process. */
+  readonly reachable?: Effect.Effect<void, RateLimiterUnavailable>
 }

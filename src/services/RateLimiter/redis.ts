@@ -111,6 +111,8 @@ export const makeRedisRateLimiter = (options: RedisLimiterOptions): Effect.Effec
           }))
         })),
       settle: (demands) => Effect.asVoid(run(demands, "settle")),
-      settlesInPlace: false
+      settlesInPlace: false,
+      // Fails at once while disconnected (no offline queue), or after RATE_LIMIT_REDIS_TIMEOUT_MS.
+      reachable: Effect.asVoid(Effect.tryPromise({ try: () => redis.ping(), catch: (cause) => new RateLimiterUnavailable({ cause }) }))
     }
   })
