@@ -5,8 +5,14 @@
 // BENCH_BASELINE=<folder>: also measure an earlier build of the service (a folder holding its dist/, sql/,
 // config/, package.json and node_modules) as the target "baseline", interleaved with the current one, and
 // write the comparison to the section "Gateway: before and after" instead of "Gateway".
+// The cost of metrics and traces: the targets "service-bare" (METRICS=off, no traces) and "service-traced"
+// (metrics on, every span exported over OTLP to a sink in this process that answers 200), beside "service"
+// (metrics on, the default; no traces), e.g. BENCH_TARGETS=direct,service-bare,service,service-traced; the
+// comparison goes to the section "Gateway: observability cost".
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { builtEntry, ensureBuilt } from "../../test/support/builtService"
@@ -23,15 +29,19 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? "3")
 const connectionCounts = [1, 32] as const
 const adminToken = "bench-admin-token-0123456789"
 
-type TargetName = "direct" | "floor" | "service" | "peer" | "baseline"
+type TargetName = "direct" | "floor" | "service" | "service-bare" | "service-traced" | "peer" | "baseline"
 const baselineDir = process.env.BENCH_BASELINE === undefined ? undefined : path.resolve(process.env.BENCH_BASELINE)
 const allTargets: ReadonlyArray<TargetName> = ["direct", "floor", "service", "peer"]
+/** The current build with metrics off and traces off, and with metrics on and every span exported. */
+const observabilityTargets: ReadonlyArray<"service-bare" | "service-traced"> = ["service-bare", "service-traced"]
 const targets: ReadonlyArray<TargetName> = [
-  ...allTargets.filter((t) => (process.env.BENCH_TARGETS ?? allTargets.join(",")).split(",").includes(t)),
+  ...[...allTargets, ...observabilityTargets].filter((t) => (process.env.BENCH_TARGETS ?? allTargets.join(",")).split(",").includes(t)),
   ...(baselineDir === undefined ? [] : ["baseline" as const])
 ]
-/** The targets that are this service (now, and the earlier build when measured). */
-const isService = (t: TargetName) => t === "service" || t === "baseline"
+/** The targets that are this service (now, its observability variants, and the earlier build when measured). */
+const isService = (t: TargetName) => t === "service" || t === "baseline" || t === "service-bare" || t === "service-traced"
+/** Whether this run compares the observability variants (then it writes that section). */
+const measuresObservability = targets.some((t) => t === "service-bare" || t === "service-traced")
 
 interface Workload {
   readonly name: string
@@ -89,14 +99,27 @@ const main = async (): Promise<void> => {
   ensureWrk()
   const peerEntry = targets.includes("peer") ? installPeer(path.join(root, "bench/.work/portkey")) : undefined
 
-  const ports = { simulator: await freePort(), floor: await freePort(), service: await freePort(), peer: await freePort(), baseline: await freePort() }
+  const ports = {
+    simulator: await freePort(),
+    floor: await freePort(),
+    service: await freePort(),
+    "service-bare": await freePort(),
+    "service-traced": await freePort(),
+    peer: await freePort(),
+    baseline: await freePort()
+  }
   const simulatorUrl = `http://127.0.0.1:${ports.simulator}`
   const node = process.execPath
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-bench-"))
   const baselineDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-bench-baseline-"))
   const processes: Partial<Record<TargetName, Started>> = {}
+  const variantDataDirs: Array<string> = []
+  // The traced variant's OTLP collector: takes every post and answers 200, as a collector that keeps up does.
+  const sink = targets.includes("service-traced") ? await startOtlpSink() : undefined
   const cleanup = async () => {
     for (const started of Object.values(processes)) if (started !== undefined) await stop(started)
+    await sink?.close()
+    for (const dir of variantDataDirs) fs.rmSync(dir, { recursive: true, force: true })
     fs.rmSync(dataDir, { recursive: true, force: true })
     fs.rmSync(baselineDataDir, { recursive: true, force: true })
   }
@@ -134,6 +157,19 @@ const main = async (): Promise<void> => {
         env: serviceEnv(ports.service, dataDir)
       })
     }
+    const variantEnv: Partial<Record<TargetName, Record<string, string>>> = {
+      "service-bare": { METRICS: "off" },
+      "service-traced": sink === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: "always_on" }
+    }
+    for (const variant of observabilityTargets.filter((t) => targets.includes(t))) {
+      const data = fs.mkdtempSync(path.join(os.tmpdir(), `gateway-bench-${variant}-`))
+      variantDataDirs.push(data)
+      processes[variant] = start(variant, [...pin.underTest, node, ...builtEntry("main")], {
+        cwd: root,
+        log: "/dev/null",
+        env: { ...serviceEnv(ports[variant], data), ...variantEnv[variant] }
+      })
+    }
     if (baselineDir !== undefined) {
       // The earlier build, run exactly as the current one (same flags, its own data folder).
       processes.baseline = start("baseline", [...pin.underTest, node, ...builtEntry("main")], {
@@ -150,9 +186,10 @@ const main = async (): Promise<void> => {
       )
     }
     for (const target of [...targets, "direct" as const]) await waitForPort(target === "direct" ? ports.simulator : ports[target], 120_000)
-    const apiKey = targets.includes("service") ? await provision(`http://127.0.0.1:${ports.service}`) : ""
-    const baselineKey = baselineDir === undefined ? "" : await provision(`http://127.0.0.1:${ports.baseline}`)
-    const keyed = (t: TargetName) => ({ authorization: `Bearer ${t === "baseline" ? baselineKey : apiKey}` })
+    // A key of each instance of the service (each has its own database).
+    const keys = new Map<TargetName, string>()
+    for (const t of targets) if (t !== "direct" && isService(t)) keys.set(t, await provision(`http://127.0.0.1:${ports[t]}`))
+    const keyed = (t: TargetName) => ({ authorization: `Bearer ${keys.get(t) ?? ""}` })
     const chat = JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: prompt }] })
     const chatStream = JSON.stringify({ model: "chatgen-4o", stream: true, messages: [{ role: "user", content: prompt }] })
     const embeddings = JSON.stringify({ model: "text-embedding-ada-002", input: "The quick brown fox jumps over the lazy dog." })
@@ -275,7 +312,9 @@ const main = async (): Promise<void> => {
     fs.writeFileSync(path.join(work, "results.json"), JSON.stringify({ results: Object.fromEntries(results), broken: Object.fromEntries(broken) }, null, 2))
     const body = report({ workloads, results, broken, versions, note: pin.note })
     process.stdout.write(`\n${body}\n`)
-    if (process.env.BENCH_WRITE !== "0") writeSection(baselineDir === undefined ? "Gateway" : "Gateway: before and after", body)
+    if (sink !== undefined) process.stdout.write(`OTLP sink: ${sink.posts()} posts received from service-traced\n`)
+    const section = baselineDir !== undefined ? "Gateway: before and after" : measuresObservability ? "Gateway: observability cost" : "Gateway"
+    if (process.env.BENCH_WRITE !== "0") writeSection(section, body)
   } finally {
     await cleanup()
   }
@@ -329,7 +368,14 @@ const main = async (): Promise<void> => {
         )
       }
     }
-    lines.push("", ...(baselineDir === undefined ? targetLines(input.workloads, input.results) : comparisonLines(input.workloads, input.results)))
+    lines.push(
+      "",
+      ...(baselineDir !== undefined
+        ? comparisonLines(input.workloads, input.results)
+        : measuresObservability
+        ? observabilityLines(input.workloads, input.results)
+        : targetLines(input.workloads, input.results))
+    )
     const notes = path.join(import.meta.dirname, "notes.md")
     if (baselineDir === undefined && fs.existsSync(notes)) lines.push("", fs.readFileSync(notes, "utf8").trim())
     return lines.join("\n")
@@ -350,6 +396,31 @@ const main = async (): Promise<void> => {
           `${cpu.toFixed(3)}× (${((cpu - 1) * 100).toFixed(1)} %); added ${w.stream ? "time to first byte" : "p50"} at 1 connection ` +
           `${added(now).toFixed(3)} vs ${added(before).toFixed(3)} ms; p50 at 32 connections ${p50c32.toFixed(3)}× the baseline's`
       )
+    }
+    return out
+  }
+
+  /**
+   * What metrics and traces cost: CPU per request and added latency of metrics on (the default) and of
+   * metrics on with every span exported, each against both off (issue 18: metrics within 5 % of CPU).
+   */
+  function observabilityLines(workloads: ReadonlyArray<Workload>, results: Map<string, Measured>): Array<string> {
+    const out = ["Observability cost (service-bare: METRICS=off, no traces; service: metrics on, no traces; service-traced: metrics on, every span exported over OTLP):", ""]
+    for (const w of workloads) {
+      const [direct, bare] = [results.get(`${w.name}|direct`), results.get(`${w.name}|service-bare`)]
+      if (direct === undefined || bare === undefined) continue
+      const added = (m: Measured) =>
+        w.stream ? median(m.ttfb) - median(direct.ttfb) : median(m.c1.map((r) => r.p50Ms)) - median(direct.c1.map((r) => r.p50Ms))
+      const against = (t: TargetName, label: string, target?: number) => {
+        const m = results.get(`${w.name}|${t}`)
+        if (m === undefined) return undefined
+        const cpu = median(m.cpuMsPerRequest) / median(bare.cpuMsPerRequest)
+        const verdict = target === undefined ? "" : ` (target ≤ ${((target - 1) * 100).toFixed(0)} %: ${cpu <= target ? "met" : "NOT met"})`
+        return `${label} CPU per request ${median(m.cpuMsPerRequest).toFixed(3)} vs ${median(bare.cpuMsPerRequest).toFixed(3)} ms, ` +
+          `${((cpu - 1) * 100).toFixed(1)} %${verdict}; added ${w.stream ? "TTFB" : "p50"} ${added(m).toFixed(3)} vs ${added(bare).toFixed(3)} ms`
+      }
+      const parts = [against("service", "metrics on:", 1.05), against("service-traced", "metrics and full traces:")].filter((part) => part !== undefined)
+      out.push(`- ${w.name}: ${parts.join("; ")}`)
     }
     return out
   }
@@ -378,6 +449,28 @@ const main = async (): Promise<void> => {
       )
     }
     return out
+  }
+}
+
+/** An OTLP/HTTP collector that keeps up: reads every post and answers 200 with an empty partial success. */
+async function startOtlpSink(): Promise<{ readonly url: string; readonly posts: () => number; readonly close: () => Promise<void> }> {
+  let posts = 0
+  const server = http.createServer((request, response) => {
+    request.resume()
+    request.once("end", () => {
+      posts++
+      response.writeHead(200, { "content-type": "application/json" }).end("{}")
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    posts: () => posts,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
   }
 }
 
