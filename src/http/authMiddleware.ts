@@ -14,6 +14,7 @@ import { providerA } from "../providers/providerA/dialect"
 import { providerB } from "../providers/providerB/dialect"
 import { providerC } from "../providers/providerC/dialect"
 import { admissionHeaders, exportsStyle, renderRefusal } from "../providers/render"
+import { spansWhen } from "../services/traceSpans"
 import { CredentialThrottle, type Throttled } from "./credentialThrottle"
 import { type ErrorFormat, type FormatErrors, problemAs } from "../api/errors/errorFormat"
 
@@ -102,12 +103,15 @@ const refuseAs = <F extends ErrorFormat>(format: F, { headers, problem }: Thrott
     : Effect.zipRight(withHeaders(headers), Effect.fail(problemAs(format, problem)))
 
 const authenticate = <F extends ErrorFormat>(format: F, scope: Scope, allowXApiKey = false) =>
-  Effect.map(Effect.all([AuthService, CredentialThrottle]), ([auth, throttle]) => () =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-      Effect.catchAll(
-        checkKey(auth, throttle, socketAddress(request), request.headers, scope, allowXApiKey),
-        (refusal) => refuseAs(format, refusal)
-      )))
+  Effect.map(Effect.all([AuthService, CredentialThrottle, AppConfig]), ([auth, throttle, config]) => {
+    const span = spansWhen(config)
+    return () =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        Effect.catchAll(
+          checkKey(auth, throttle, socketAddress(request), request.headers, scope, allowXApiKey).pipe(span("auth")),
+          (refusal) => refuseAs(format, refusal)
+        ))
+  })
 
 /**
  * Exports count against the workspace's usage-export limit right after authentication; the

@@ -181,7 +181,8 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
           if (queue.length === 0 && !(yield* reloadSpilled)) return false
           const batch = queue.slice(0, options.batchSize)
           if (batch.length === 0) return false
-          yield* writeSplitting(batch)
+          // Once per batch, off the request path: its database statements are the span's children.
+          yield* writeSplitting(batch).pipe(Effect.withSpan("usage.write", { attributes: { "wsapi.records": batch.length }, captureStackTrace: false }))
           // Records queued meanwhile are behind the batch; a reload only happens in this fiber.
           queue.splice(0, batch.length)
           yield* release(batch)

@@ -181,8 +181,9 @@ describe("traces over OTLP/HTTP, from the built service to a local receiver", ()
     )
     const run = spans.find((span) => span.name === "export.run")!
     expect(childrenOf(spans, run).map((span) => span.name)).toEqual(expect.arrayContaining(["export.count", "export.write", "export.link", "export.record"]))
-    const server = spans.find((span) => span.spanId === run.parentSpanId)
-    expect(server?.kind).toBe(2)
+    const server = spans.find((span) => span.spanId === run.parentSpanId)!
+    expect(server.kind).toBe(2)
+    expect(childrenOf(spans, server).map((span) => span.name)).toEqual(expect.arrayContaining(["auth", "rate_limit", "export.run"]))
   })
 })
 
