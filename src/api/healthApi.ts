@@ -5,9 +5,9 @@ const NotReadyBody = Schema.Struct({ status: Schema.Literal("unavailable"), reas
 
 const DependencyState = Schema.Literal("up", "down")
 
-/** PostgreSQL always; Redis with RATE_LIMIT_STORE=redis; S3 with EXPORT_STORAGE=s3. */
+/** PostgreSQL (absent only for stores kept in memory); Redis with RATE_LIMIT_STORE=redis; S3 with EXPORT_STORAGE=s3. */
 const DependencyStates = Schema.Struct({
-  postgresql: DependencyState,
+  postgresql: Schema.optional(DependencyState),
   redis: Schema.optional(DependencyState),
   s3: Schema.optional(DependencyState)
 }).annotations({ identifier: "DependencyStates" })
@@ -29,7 +29,7 @@ export class HealthApi extends HttpApiGroup.make("health")
   .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })).addError(notReadyResponse))
   .add(
     HttpApiEndpoint.get("readyz", "/readyz")
-      .addSuccess(Schema.Struct({ status: Schema.Literal("ready"), migration: Schema.Number, dependencies: DependencyStates }))
+      .addSuccess(Schema.Struct({ status: Schema.Literal("ready"), migration: Schema.Number, dependencies: Schema.optional(DependencyStates) }))
       .addError(notReadyResponse)
       .annotate(OpenApi.Summary, "Readiness, with the state of each dependency in use")
       .annotate(

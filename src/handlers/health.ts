@@ -17,10 +17,11 @@ export const HealthHandlers = HttpApiBuilder.group(WorkspaceApi, "health", (hand
       // The database first (nothing works without it), then the other dependencies in use, asked together.
       .handle("readyz", () =>
         Effect.all([readiness.ready.pipe(Effect.mapError(notReady)), dependencies.check]).pipe(
-          Effect.flatMap(([migration, report]) =>
-            report.unready === undefined
-              ? Effect.succeed({ status: "ready" as const, migration, dependencies: { postgresql: "up" as const, ...report.states } })
-              : Effect.fail(new NotReady({ status: "unavailable", reason: report.unready }))
-          )
+          Effect.flatMap(([migration, report]) => {
+            if (report.unready !== undefined) return Effect.fail(new NotReady({ status: "unavailable", reason: report.unready }))
+            // The database answered (or `ready` would have failed); with nothing in use (stores in memory), no list.
+            const states = { ...(readiness.database === undefined ? {} : { [readiness.database]: "up" as const }), ...report.states }
+            return Effect.succeed({ status: "ready" as const, migration, ...(Object.keys(states).length === 0 ? {} : { dependencies: states }) })
+          })
         ))
   }))

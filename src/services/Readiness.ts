@@ -15,6 +15,8 @@ export class Readiness extends Context.Tag("Readiness")<Readiness, {
   readonly alive: Effect.Effect<void, Unready>
   /** The migration the database is at, when the service can take requests. */
   readonly ready: Effect.Effect<number, Unready>
+  /** The database `ready` asks, named among /readyz's dependencies; none for stores kept in memory. */
+  readonly database?: "postgresql"
 }>() {
   static readonly layer = Layer.effect(
     Readiness,
@@ -23,6 +25,7 @@ export class Readiness extends Context.Tag("Readiness")<Readiness, {
       const database = yield* DatabaseHealth
       const expected = latestMigrationId()
       return {
+        database: "postgresql",
         alive: Effect.flatMap(database.alive, (alive) =>
           alive ? Effect.void : Effect.fail(new Unready({ reason: "the embedded PostgreSQL this service owns is not running" }))),
         ready: sql<{ latest: number | null }>`SELECT max(migration_id) AS latest FROM effect_sql_migrations`.pipe(
