@@ -8,6 +8,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { validateEventBatch } from "../src/api/schemas/events"
+import { EXPORT_KINDS, layoutMarkdown } from "../src/domain/exportLayouts"
 import { catalogModelIds, MODEL_CATALOG } from "../src/domain/models"
 
 const root = path.resolve(import.meta.dirname, "..")
@@ -92,5 +93,10 @@ describe("README and docs/", () => {
       .filter((body): body is { events: unknown } => typeof body === "object" && body !== null && "events" in body)
     expect(batches.length).toBe(2)
     for (const batch of batches) expect(Either.isRight(validateEventBatch(batch)), JSON.stringify(batch)).toBe(true)
+  })
+
+  it("docs/exports.md: each CSV layout is the one the service writes", () => {
+    const exportsPage = read("docs/exports.md")
+    for (const kind of EXPORT_KINDS) expect(exportsPage, kind).toContain(layoutMarkdown(kind))
   })
 })
