@@ -3,6 +3,7 @@ import type { MessagesRequest } from "./messagesWire"
 import { AppConfig } from "../../config"
 import { exceededOutputLimit, isKnownModel } from "../../domain/models"
 import { isRecord } from "../protocol"
+import { modelsListPath } from "../modelsList"
 import { messagesProtocol } from "./protocol"
 import { InvalidBetaHeader, ModelNotFound, OutputLimitExceeded, type Refusal } from "../../domain/refusals"
 import { tooManyMessages } from "../../domain/requestBounds"
@@ -56,7 +57,8 @@ export class Messages extends Context.Tag("Messages")<Messages, {
       const forwarder = yield* Forwarder
       const upstreams = yield* Upstreams
       // The upstream gets the version this service speaks; the caller's version header is never forwarded.
-      const versionHeader = { "anthropic-version": (yield* AppConfig).upstreamMessagesVersion }
+      const { basePath, upstreamMessagesVersion } = yield* AppConfig
+      const versionHeader = { "anthropic-version": upstreamMessagesVersion }
       return {
         create: (principal, region, request, requestId, beta) => {
           const trimmedBeta = beta?.trim()
@@ -66,7 +68,7 @@ export class Messages extends Context.Tag("Messages")<Messages, {
           const target = upstreams.resolve(providerB, region)
           if (Either.isLeft(target)) return Effect.fail(target.left)
           if (!isKnownModel("provider_b", "messages", request.model, principal.workspace.settings.byokModels)) {
-            return Effect.fail(new ModelNotFound({ model: request.model }))
+            return Effect.fail(new ModelNotFound({ model: request.model, modelsPath: modelsListPath(basePath, providerB, region) }))
           }
           // Refused here, not by the rate limits: a reservation beyond what the model can write would be a 429.
           const over = exceededOutputLimit("provider_b", "messages", request.model, { max_tokens: request.max_tokens })
