@@ -182,7 +182,7 @@ describe("models lists", () => {
     it("lists and retrieves the FIM model as base model cards the client validates", async () => {
       const client = providerC(key)
       const list = await client.models.list()
-      expect(list.data?.map((model) => model.id)).toEqual([DEFAULT_FIM_MODEL])
+      expect(list.data?.map((model) => ("id" in model ? model.id : model.type))).toEqual([DEFAULT_FIM_MODEL])
       const card = await client.models.retrieve({ modelId: DEFAULT_FIM_MODEL })
       expect(card).toMatchObject({
         id: DEFAULT_FIM_MODEL,
