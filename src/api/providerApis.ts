@@ -6,7 +6,7 @@ import { providerA } from "../providers/providerA/dialect"
 import { chatCompletions, embeddings } from "../providers/providerA/endpoints"
 import { providerAErrorSchema } from "../providers/providerA/error"
 import { providerB } from "../providers/providerB/dialect"
-import { messages } from "../providers/providerB/endpoints"
+import { countTokens, messages } from "../providers/providerB/endpoints"
 import { providerBErrorSchema } from "../providers/providerB/error"
 import { providerC } from "../providers/providerC/dialect"
 import { fimCompletions } from "../providers/providerC/endpoints"
@@ -61,9 +61,10 @@ export class ProviderAApi extends HttpApiGroup.make(providerA.id)
   .middleware(ProviderAAuth)
 {}
 
-/** provider_b: messages, in the messages wire format; its models list. */
+/** provider_b: messages and their token count, in the messages wire format; its models list. */
 export class ProviderBApi extends HttpApiGroup.make(providerB.id)
   .add(post(messages))
+  .add(post(countTokens))
   .add(listModels(providerB, ProviderBModels.ModelInfosPage).setUrlParams(ProviderBModels.ModelListQuery))
   .add(retrieveModel(providerB, ProviderBModels.ModelInfo))
   .addError(providerBErrorSchema)

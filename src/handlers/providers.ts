@@ -31,6 +31,7 @@ export const ProviderBHandlers = HttpApiBuilder.group(WorkspaceApi, providerB.id
   Effect.map(served, ({ config: { basePath, maxBodyBytes }, list }) =>
     handlers
       .handleRaw(list.messages.endpoint.name, handlerOf(list.messages, maxBodyBytes))
+      .handleRaw(list.countTokens.endpoint.name, handlerOf(list.countTokens, maxBodyBytes))
       .handle("listModels", pageModelsOf(providerB, ProviderBModels.modelPageOf))
       .handle("retrieveModel", retrieveModelOf(providerB, basePath, ProviderBModels.modelInfoOf))))
 
