@@ -207,6 +207,20 @@ describe("models lists", () => {
   })
 })
 
+describe("models lists in the OpenAPI document", () => {
+  const app = useMemoryApp()
+
+  it("declares the lists and the token count, with a summary", async () => {
+    const spec = await call(app.current, "GET", "/openapi.json")
+    expect(spec.status).toBe(200)
+    for (const provider of ["provider_a", "provider_b", "provider_c"]) {
+      expect(spec.body.paths[`/${provider}/{region}/v1/models`].get.summary).toBe("List the models this workspace may use")
+      expect(spec.body.paths[`/${provider}/{region}/v1/models/{model}`].get.summary).toBe("Retrieve a model this workspace may use")
+    }
+    expect(Object.keys(spec.body.paths)).toContain("/provider_b/{region}/v1/messages/count_tokens")
+  })
+})
+
 describe("models lists under BASE_PATH", () => {
   const app = useMemoryApp({ BASE_PATH: "/api/public" })
 
