@@ -45,6 +45,8 @@ const catalogDate = new Date(Date.UTC(2025, 0, 1))
 /** When a model was made, as the lists show it: the date its id ends with (…-20250929), else the catalog's date. */
 export const modelCreatedAt = (id: string): Date => {
   const dated = /-(\d{4})(\d{2})(\d{2})$/.exec(id)
-  const date = dated === null ? undefined : new Date(Date.UTC(Number(dated[1]), Number(dated[2]) - 1, Number(dated[3])))
-  return date === undefined || Number.isNaN(date.getTime()) ? catalogDate : date
+  if (dated === null) return catalogDate
+  const date = new Date(`${dated[1]}-${dated[2]}-${dated[3]}T00:00:00.000Z`)
+  // Not a calendar date (…-20251399): Date would roll it over, or give no time at all.
+  return Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== `${dated[1]}-${dated[2]}-${dated[3]}` ? catalogDate : date
 }
