@@ -3,6 +3,7 @@ import type { MessagesRequest } from "./messagesWire"
 import { AppConfig } from "../../config"
 import { exceededOutputLimit, isKnownModel } from "../../domain/models"
 import { isRecord } from "../protocol"
+import { modelsListPath } from "../modelsList"
 import { messagesProtocol } from "./protocol"
 import { InvalidBetaHeader, ModelNotFound, OutputLimitExceeded, type Refusal } from "../../domain/refusals"
 import { tooManyMessages } from "../../domain/requestBounds"
@@ -37,6 +38,13 @@ const betaFeatures = /^[A-Za-z0-9._-]+(\s*,\s*[A-Za-z0-9._-]+)*$/
 
 const invalidBeta = new InvalidBetaHeader({ header: "anthropic-beta" })
 
+/** The caller's beta header as it goes upstream (trimmed; none when empty), or its refusal when it is not a list of feature names. */
+export const checkedBeta = (beta: string | undefined): Either.Either<string | undefined, InvalidBetaHeader> => {
+  const trimmed = beta?.trim()
+  if (trimmed === undefined || trimmed === "") return Either.right(undefined)
+  return trimmed.length > 1_000 || !betaFeatures.test(trimmed) ? Either.left(invalidBeta) : Either.right(trimmed)
+}
+
 export class Messages extends Context.Tag("Messages")<Messages, {
   /**
    * `beta` is the caller's beta header: passed upstream (it turns on the features whose fields
@@ -56,17 +64,17 @@ export class Messages extends Context.Tag("Messages")<Messages, {
       const forwarder = yield* Forwarder
       const upstreams = yield* Upstreams
       // The upstream gets the version this service speaks; the caller's version header is never forwarded.
-      const versionHeader = { "anthropic-version": (yield* AppConfig).upstreamMessagesVersion }
+      const { basePath, upstreamMessagesVersion } = yield* AppConfig
+      const versionHeader = { "anthropic-version": upstreamMessagesVersion }
       return {
         create: (principal, region, request, requestId, beta) => {
-          const trimmedBeta = beta?.trim()
-          if (trimmedBeta !== undefined && trimmedBeta !== "" && (trimmedBeta.length > 1_000 || !betaFeatures.test(trimmedBeta))) {
-            return Effect.fail(invalidBeta)
-          }
+          const checked = checkedBeta(beta)
+          if (Either.isLeft(checked)) return Effect.fail(checked.left)
+          const trimmedBeta = checked.right
           const target = upstreams.resolve(providerB, region)
           if (Either.isLeft(target)) return Effect.fail(target.left)
           if (!isKnownModel("provider_b", "messages", request.model, principal.workspace.settings.byokModels)) {
-            return Effect.fail(new ModelNotFound({ model: request.model }))
+            return Effect.fail(new ModelNotFound({ model: request.model, modelsPath: modelsListPath(basePath, providerB, region) }))
           }
           // Refused here, not by the rate limits: a reservation beyond what the model can write would be a 429.
           const over = exceededOutputLimit("provider_b", "messages", request.model, { max_tokens: request.max_tokens })
