@@ -2,7 +2,7 @@ import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 import type { ErrorStatus } from "../../domain/problem"
 
-export { answerableStatus, errorStatuses, type ErrorStatus } from "../../domain/problem"
+export { answerableStatus, errorStatuses, type ErrorStatus, isErrorStatus } from "../../domain/problem"
 
 /** An error format's schema for some of its statuses: what an operation (or a middleware) declares it answers. */
 export type StatusVariants<Self, WireI> = (...statuses: ReadonlyArray<ErrorStatus>) => Schema.Schema<Self, WireI, never>
