@@ -218,7 +218,8 @@ export class AdminApi extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.del("removeProviderKey")`/admin/workspaces/${workspaceId}/provider-keys/${provider}`
       .addSuccess(ProviderKeyView)
-      .addError(notFound)
+      // 400: a provider the service does not know.
+      .addError(adminErrors(400, 404))
       .annotateContext(doc(
         "Remove a workspace's provider key",
         "The workspace's requests to the provider go with the service's own key again."

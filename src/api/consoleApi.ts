@@ -356,6 +356,8 @@ export class ConsoleApi extends HttpApiGroup.make("console")
   .add(
     HttpApiEndpoint.del("removeProviderKey")`/console/api/workspaces/${workspaceId}/provider-keys/${provider}`
       .addSuccess(ConsoleProviderKey)
+      // 400: a provider the service does not know.
+      .addError(consoleErrors(400))
       .annotateContext(doc("Remove a provider key", "Admins only: the workspace's requests go with the service's key again."))
   )
   .add(
