@@ -79,22 +79,27 @@ const membersOf = (schema: Json): ReadonlyArray<Json> =>
 const refineErrors = (responses: Json, declared: DeclaredErrors): string | undefined => {
   let format: string | undefined
   for (const [status, response] of Object.entries(responses)) {
-    const media = isJson(response) ? jsonAt(jsonAt(response, "content") ?? {}, "application/json") : undefined
-    const schema = media === undefined ? undefined : jsonAt(media, "schema")
     if (Number(status) < 400 || !isJson(response)) continue
     const own = declared.get(status)
+    const media = jsonAt(jsonAt(response, "content") ?? {}, "application/json")
+    if (media === undefined) {
+      // An answer without a body: kept when declared.
+      if (own === undefined) delete responses[status]
+      continue
+    }
+    const schema = jsonAt(media, "schema")
     const kept = schema === undefined ? [] : membersOf(schema).filter((member) =>
       own?.has(typeof member.$ref === "string" ? member.$ref.slice(componentPrefix.length) : "") === true
     )
-    if (kept.length === 0) {
+    const [only] = kept
+    if (only === undefined) {
       delete responses[status]
       continue
     }
-    const [only] = kept
-    if (media === undefined) continue
-    media.schema = kept.length === 1 && only !== undefined ? only : { anyOf: kept }
+    media.schema = kept.length === 1 ? only : { anyOf: kept }
+    // 529 is the messages protocol's own "overloaded", unknown to Node's table.
     if (response.description === "Error") response.description = STATUS_CODES[status] ?? "Overloaded"
-    const ref = kept.length === 1 && typeof only?.$ref === "string" ? only.$ref : undefined
+    const ref = kept.length === 1 && typeof only.$ref === "string" ? only.$ref : undefined
     const documented = ref === undefined ? undefined : errorFormatsByComponent.get(ref.slice(componentPrefix.length))
     if (ref !== undefined && documented !== undefined) {
       media.example = errorExample(documented, Number(status))
