@@ -2,6 +2,15 @@ import { Context } from "effect"
 
 // What the OpenAPI document says of an operation beyond what HttpApi generates from its schemas.
 // Set on an endpoint (or, for the tag, on its group); read once by ./refineDocument.ts.
+//
+// A new endpoint declares (test/api/openapi/document.test.ts checks it):
+// - its errors, in its family's format, at the statuses it answers: `.addError(adminErrors(404, 409))`
+//   (its group's and its middleware's are added to it; the API's own are not documented);
+// - `OpenApi.annotations({ summary, description })`;
+// - its family: `OperationFamily` (families.ts), unless its group sets one;
+// - with a body, `RequestExample` (a body its payload decodes, that works as is).
+// A forwarded endpoint gets all of this from `post(endpoint, { summary, description, example })` in
+// providerApis.ts, with the catalog's models and the provider's regions as `Choices`.
 
 /** The family an operation belongs to: its one tag in the document, described there once. */
 export interface DocumentedFamily {
