@@ -199,7 +199,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
       .setPayload(SetProviderKey)
       .addSuccess(ProviderKeyView)
       .addError(refusedBody)
-      .addError(adminErrors(404, 409))
+      .addError(adminErrors(404, 409, 502))
       .annotateContext(doc(
         "Set a workspace's own provider key",
         "Saves the workspace's own key for a provider, replacing any previous one. The key is checked with one cheap call to " +

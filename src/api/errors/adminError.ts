@@ -30,4 +30,4 @@ export const adminErrors = statusVariants(
  * Every status the admin format is rendered with. Unknown paths answer in it too (a route that does
  * not exist, a body refused before routing), so this stays the whole list, beyond what the operations declare.
  */
-export const adminErrorSchema = adminErrors(400, 401, 404, 409, 413, 415, 429, 500, 503)
+export const adminErrorSchema = adminErrors(400, 401, 404, 409, 413, 415, 429, 500, 502, 503)
