@@ -1,15 +1,13 @@
 import { Context, Effect, Either, Layer } from "effect"
 import { AppConfig } from "../../config"
-import { isKnownModel } from "../../domain/models"
 import type { Principal } from "../../domain/principal"
-import { ModelNotFound, type Refusal } from "../../domain/refusals"
+import type { Refusal } from "../../domain/refusals"
 import { tooManyMessages } from "../../domain/requestBounds"
 import { type Forwarded, Forwarder } from "../../services/Forwarder"
 import { Upstreams } from "../../services/Upstreams"
-import { modelsListPath } from "../modelsList"
 import { providerB } from "./dialect"
 import { countTokens } from "./endpoints"
-import { checkedBeta } from "./Messages"
+import { checkedMessagesCall } from "./messagesCall"
 import type { CountTokensRequest } from "./messagesWire"
 import { countTokensProtocol } from "./protocol"
 
@@ -31,19 +29,12 @@ export class CountTokens extends Context.Tag("CountTokens")<CountTokens, {
     CountTokens,
     Effect.gen(function*() {
       const forwarder = yield* Forwarder
-      const upstreams = yield* Upstreams
       const { basePath, upstreamMessagesVersion } = yield* AppConfig
-      // As for messages: the upstream gets the version this service speaks, never the caller's.
-      const versionHeader = { "anthropic-version": upstreamMessagesVersion }
+      const context = { upstreams: yield* Upstreams, basePath, versionHeader: { "anthropic-version": upstreamMessagesVersion } }
       return {
         count: (principal, region, request, requestId, beta) => {
-          const checked = checkedBeta(beta)
-          if (Either.isLeft(checked)) return Effect.fail(checked.left)
-          const target = upstreams.resolve(providerB, region)
-          if (Either.isLeft(target)) return Effect.fail(target.left)
-          if (!isKnownModel("provider_b", "messages", request.model, principal.workspace.settings.byokModels)) {
-            return Effect.fail(new ModelNotFound({ model: request.model, modelsPath: modelsListPath(basePath, providerB, region) }))
-          }
+          const call = checkedMessagesCall(context, principal, region, request.model, beta)
+          if (Either.isLeft(call)) return Effect.fail(call.left)
           const crowded = tooManyMessages("provider_b", "messages", request)
           if (crowded !== undefined) return Effect.fail(crowded)
           return forwarder.forward({
@@ -54,12 +45,12 @@ export class CountTokens extends Context.Tag("CountTokens")<CountTokens, {
             provider: providerB,
             endpoint: countTokens.record,
             region,
-            target: target.right,
+            target: call.right.target,
             model: request.model,
             path: countTokens.path,
             body: request,
             stream: false,
-            upstreamHeaders: checked.right === undefined ? versionHeader : { ...versionHeader, "anthropic-beta": checked.right },
+            upstreamHeaders: call.right.upstreamHeaders,
             estimatedInputTokens: 0,
             requestId
           })
