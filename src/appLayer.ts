@@ -34,6 +34,7 @@ import { ChatCompletions } from "./providers/providerA/ChatCompletions"
 import { Embeddings } from "./providers/providerA/Embeddings"
 import { FimCompletions } from "./providers/providerC/FimCompletions"
 import { Forwarder } from "./services/Forwarder"
+import { CountTokens } from "./providers/providerB/CountTokens"
 import { Messages } from "./providers/providerB/Messages"
 import { Prices } from "./services/Prices"
 import { RateLimiter } from "./services/RateLimiter"
@@ -85,7 +86,13 @@ export const StoresLive = Layer.mergeAll(
 )
 
 /** Forwarding to the providers: upstreams (or the simulator), the pooled client, usage recording. */
-export const ForwardingLive = Layer.mergeAll(ChatCompletions.layer, Embeddings.layer, Messages.layer, FimCompletions.layer).pipe(
+export const ForwardingLive = Layer.mergeAll(
+  ChatCompletions.layer,
+  Embeddings.layer,
+  Messages.layer,
+  CountTokens.layer,
+  FimCompletions.layer
+).pipe(
   Layer.provideMerge(Forwarder.layer),
   Layer.provide([UsageRecorder.layer, Prices.layer, Tokenizer.layer]),
   // A workspace's own provider keys: checked with the provider when saved, used by the Forwarder.

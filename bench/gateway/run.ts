@@ -390,10 +390,13 @@ const main = async (): Promise<void> => {
       const added = (m: Measured) =>
         w.stream ? median(m.ttfb) - median(direct.ttfb) : median(m.c1.map((r) => r.p50Ms)) - median(direct.c1.map((r) => r.p50Ms))
       const cpu = median(now.cpuMsPerRequest) / median(before.cpuMsPerRequest)
+      // Rounds are interleaved, so each round's pair shared the machine's state: the median of the
+      // per-round ratios is steadier than the ratio of the medians when the machine is not quiet.
+      const paired = median(now.cpuMsPerRequest.map((ms, round) => ms / (before.cpuMsPerRequest[round] ?? Number.NaN)))
       const p50c32 = median(now.c32.map((r) => r.p50Ms)) / median(before.c32.map((r) => r.p50Ms))
       out.push(
         `- ${w.name}: CPU per request ${median(now.cpuMsPerRequest).toFixed(3)} vs ${median(before.cpuMsPerRequest).toFixed(3)} ms, ` +
-          `${cpu.toFixed(3)}× (${((cpu - 1) * 100).toFixed(1)} %); added ${w.stream ? "time to first byte" : "p50"} at 1 connection ` +
+          `${cpu.toFixed(3)}× (${((cpu - 1) * 100).toFixed(1)} %; round by round ${paired.toFixed(3)}×); added ${w.stream ? "time to first byte" : "p50"} at 1 connection ` +
           `${added(now).toFixed(3)} vs ${added(before).toFixed(3)} ms; p50 at 32 connections ${p50c32.toFixed(3)}× the baseline's`
       )
     }

@@ -11,10 +11,10 @@ import { providerCErrorSchema } from "../providers/providerC/error"
 import { ExportsApi } from "./exportsApi"
 import { HealthApi } from "./healthApi"
 import { MetricsApi } from "./metricsApi"
+import { refineDocument } from "./openapi/refineDocument"
 import { ProviderAApi, ProviderBApi, ProviderCApi } from "./providerApis"
 
-/** The whole HTTP contract of the service; OpenAPI and /docs are generated from it. */
-export class WorkspaceApi extends HttpApi.make("workspace-api")
+const declared = HttpApi.make("workspace-api")
   .add(ExportsApi)
   .add(DownloadsApi)
   .add(ProviderAApi)
@@ -25,7 +25,10 @@ export class WorkspaceApi extends HttpApi.make("workspace-api")
   .add(ConsoleApi)
   .add(HealthApi)
   .add(MetricsApi)
-  // Failures raised before a handler runs (bad JSON, unknown route) are rendered in any of the formats.
+  // Failures raised before a handler runs (bad JSON, unknown route) are rendered in the format of the
+  // path, and upstream refusals pass through with their own status: the one error encoder knows every
+  // format at every status. The document shows each operation only what it declares (its group, its
+  // middleware, itself): see ./openapi/refineDocument.ts.
   .addError(exportErrorSchema)
   .addError(providerAErrorSchema)
   .addError(providerBErrorSchema)
@@ -38,4 +41,6 @@ export class WorkspaceApi extends HttpApi.make("workspace-api")
     OpenApi.Description,
     "Workspace-scoped API keys, usage exports as CSV, and forwarded chat completions, embeddings, messages and FIM."
   )
-{}
+
+/** The whole HTTP contract of the service; OpenAPI and /docs are generated from it. */
+export class WorkspaceApi extends declared.annotate(OpenApi.Transform, refineDocument(declared)) {}

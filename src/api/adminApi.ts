@@ -2,9 +2,12 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Scope } from "../domain/apiKey"
 import { strictParse, WorkspaceSettings, WorkspaceSettingsPatch } from "../domain/workspaceSettings"
-import { adminErrorSchema } from "./errors/adminError"
+import { adminErrors } from "./errors/adminError"
 import { withoutNul } from "./schemas/common"
 import { IngestEventsPayload, MAX_EVENTS_PER_BATCH } from "./schemas/events"
+import { exportRequestExample } from "./exportsApi"
+import { OperationFamily, RequestExample } from "./openapi/annotations"
+import { families } from "./openapi/families"
 import { AdminAuth } from "./security"
 import { AuditPageView, ChangeMember, InvitedMember, InviteMember, MemberView } from "./schemas/members"
 import { ProviderKeyView, RotationResultView, SetProviderKey } from "./schemas/providerKeys"
@@ -52,27 +55,55 @@ const PageParams = {
   cursor: Schema.optional(Schema.String)
 }
 
+/** A body refused before the handler: not the payload (400), too large (413), not JSON (415). */
+const refusedBody = adminErrors(400, 413, 415)
+/** A path naming a workspace (or something in it) that does not exist. */
+const notFound = adminErrors(404)
+const doc = (summary: string, description: string) => OpenApi.annotations({ summary, description })
+
 /** Operator API behind ADMIN_TOKEN: workspaces, their keys, and platform activity ingestion. */
 export class AdminApi extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.get("listWorkspaces", "/admin/workspaces")
       .setUrlParams(Schema.Struct({ search: Schema.optional(Schema.String), ...PageParams }))
       .addSuccess(Schema.Struct({ data: Schema.Array(WorkspaceView), nextCursor: Schema.NullOr(Schema.String) }))
-      .annotate(OpenApi.Description, "Newest first. `search`: part of the name (case-insensitive) or a whole id. `limit` 1–200 (50).")
+      .addError(adminErrors(400))
+      .annotateContext(doc(
+        "List workspaces",
+        "Newest first. `search`: part of the name (case-insensitive) or a whole id. `limit` 1–200 (50)."
+      ))
   )
   .add(
     HttpApiEndpoint.post("createWorkspace", "/admin/workspaces")
       // Strict: an unknown top-level key (`setings`) is a 400, not a silent no-op.
       .setPayload(Schema.Struct({ name: Name, settings: Schema.optional(WorkspaceSettingsPatch) }).annotations(strictParse))
       .addSuccess(WorkspaceView, { status: 201 })
+      .addError(refusedBody)
+      .annotateContext(doc(
+        "Create a workspace",
+        "A name and, optionally, settings (anything left out takes its default). An unknown field is refused with 400."
+      ))
+      .annotate(RequestExample, { name: "Research team", settings: { timezone: "Europe/Berlin" } })
   )
-  .add(HttpApiEndpoint.get("getWorkspace")`/admin/workspaces/${workspaceId}`.addSuccess(WorkspaceView))
+  .add(
+    HttpApiEndpoint.get("getWorkspace")`/admin/workspaces/${workspaceId}`
+      .addSuccess(WorkspaceView)
+      .addError(notFound)
+      .annotateContext(doc("Get a workspace", "The workspace with its settings."))
+  )
   .add(
     HttpApiEndpoint.patch("updateWorkspace")`/admin/workspaces/${workspaceId}`
       .setPayload(
         Schema.Struct({ name: Schema.optional(Name), settings: Schema.optional(WorkspaceSettingsPatch) }).annotations(strictParse)
       )
       .addSuccess(WorkspaceView)
+      .addError(refusedBody)
+      .addError(notFound)
+      .annotateContext(doc(
+        "Change a workspace",
+        "Renames the workspace and/or changes the settings given (the others stay). Audited as `settings.changed`."
+      ))
+      .annotate(RequestExample, { settings: { anonymizeUsers: true } })
   )
   .add(
     HttpApiEndpoint.post("createApiKey")`/admin/workspaces/${workspaceId}/api-keys`
@@ -83,94 +114,154 @@ export class AdminApi extends HttpApiGroup.make("admin")
         })
       }))
       .addSuccess(CreatedApiKey, { status: 201 })
+      .addError(refusedBody)
+      .addError(notFound)
+      .annotateContext(doc(
+        "Create an API key",
+        "A key of the workspace with the given scopes: COMPLETION_API for the forwarded endpoints, USAGE_EXPORT_API for " +
+          "the usage exports. The key itself is in this answer only."
+      ))
+      .annotate(RequestExample, { name: "CI exports", scopes: ["USAGE_EXPORT_API"] })
   )
   .add(
     HttpApiEndpoint.get("listApiKeys")`/admin/workspaces/${workspaceId}/api-keys`
       .addSuccess(Schema.Struct({ data: Schema.Array(ApiKeyView) }))
+      .addError(notFound)
+      .annotateContext(doc("List API keys", "Every key of the workspace, revoked ones included; never the keys themselves."))
   )
   .add(
-    HttpApiEndpoint.del("revokeApiKey")`/admin/workspaces/${workspaceId}/api-keys/${keyId}`.addSuccess(ApiKeyView)
+    HttpApiEndpoint.del("revokeApiKey")`/admin/workspaces/${workspaceId}/api-keys/${keyId}`
+      .addSuccess(ApiKeyView)
+      .addError(notFound)
+      .annotateContext(doc("Revoke an API key", "The key is refused from now on (401). Audited as `api_key.revoked`."))
   )
   .add(
     HttpApiEndpoint.post("ingestEvents")`/admin/workspaces/${workspaceId}/events`
       .setPayload(IngestEventsPayload)
       .addSuccess(IngestEventsResult)
-      .annotate(
-        OpenApi.Description,
+      .addError(refusedBody)
+      .addError(notFound)
+      .annotateContext(doc(
+        "Ingest platform activity",
         `Ingests platform activity (message and workflow_run events), at most ${MAX_EVENTS_PER_BATCH} per request. ` +
           "All or nothing: the first bad event rejects the batch with 400 naming it (field `events[17].occurredAt`) " +
           "and nothing is written. Idempotent by event id: events the workspace already sent are counted as duplicates."
-      )
+      ))
+      .annotate(RequestExample, {
+        events: [{
+          type: "message",
+          id: "msg_0001",
+          occurredAt: "2026-01-15T09:30:00Z",
+          user: { id: "user_42", email: "ada@example.com", name: "Ada" },
+          assistant: { id: "asst_7", name: "Support assistant" },
+          model: "chatgen-4o",
+          inputTokens: 1200,
+          outputTokens: 350
+        }]
+      })
   )
   .add(
     HttpApiEndpoint.post("inviteMember")`/admin/workspaces/${workspaceId}/members`
       .setPayload(InviteMember)
       .addSuccess(InvitedMember, { status: 201 })
-      .annotate(
-        OpenApi.Description,
+      .addError(refusedBody)
+      .addError(notFound)
+      .annotateContext(doc(
+        "Invite a member",
         "Invites a person (by email) with a single-use link valid 7 days. Inviting an existing member again gives a fresh " +
           "link: that is how a password is reset."
-      )
+      ))
+      .annotate(RequestExample, { email: "ada@example.com", name: "Ada", role: "member" })
   )
-  .add(HttpApiEndpoint.get("listMembers")`/admin/workspaces/${workspaceId}/members`.addSuccess(Schema.Struct({ data: Schema.Array(MemberView) })))
+  .add(
+    HttpApiEndpoint.get("listMembers")`/admin/workspaces/${workspaceId}/members`
+      .addSuccess(Schema.Struct({ data: Schema.Array(MemberView) }))
+      .addError(notFound)
+      .annotateContext(doc("List members", "The workspace's members and pending invitations, with their roles."))
+  )
   .add(
     HttpApiEndpoint.patch("changeMember")`/admin/workspaces/${workspaceId}/members/${memberId}`
       .setPayload(ChangeMember)
       .addSuccess(MemberView)
-      .annotate(OpenApi.Description, "409 `last_admin` when it would leave the workspace without an active admin.")
+      .addError(refusedBody)
+      .addError(adminErrors(404, 409))
+      .annotateContext(doc("Change a member's role", "409 `last_admin` when it would leave the workspace without an active admin."))
+      .annotate(RequestExample, { role: "admin" })
   )
   .add(
     HttpApiEndpoint.del("removeMember")`/admin/workspaces/${workspaceId}/members/${memberId}`
       .addSuccess(MemberView)
-      .annotate(OpenApi.Description, "The person's sessions end at once. 409 `last_admin` for the last active admin.")
+      .addError(adminErrors(404, 409))
+      .annotateContext(doc("Remove a member", "The person's sessions end at once. 409 `last_admin` for the last active admin."))
   )
   .add(
     HttpApiEndpoint.put("setProviderKey")`/admin/workspaces/${workspaceId}/provider-keys/${provider}`
       .setPayload(SetProviderKey)
       .addSuccess(ProviderKeyView)
-      .annotate(
-        OpenApi.Description,
+      .addError(refusedBody)
+      .addError(adminErrors(404, 409, 502))
+      .annotateContext(doc(
+        "Set a workspace's own provider key",
         "Saves the workspace's own key for a provider, replacing any previous one. The key is checked with one cheap call to " +
           "the provider first (400 `provider_key_rejected` when refused; 502 when the provider cannot be asked) and stored " +
           "encrypted under CREDENTIALS_KEY (409 `credentials_key_missing` when the service has none). From then on every " +
           "request of the workspace to that provider goes upstream with this key. The key is never shown again."
-      )
+      ))
+      .annotate(RequestExample, { apiKey: "sk-workspace-own-key-0123456789" })
   )
   .add(
     HttpApiEndpoint.get("listProviderKeys")`/admin/workspaces/${workspaceId}/provider-keys`
       .addSuccess(Schema.Struct({ data: Schema.Array(ProviderKeyView) }))
+      .addError(notFound)
+      .annotateContext(doc("List a workspace's provider keys", "Which providers the workspace brings its own key for: the last four characters, never the key."))
   )
   .add(
     HttpApiEndpoint.del("removeProviderKey")`/admin/workspaces/${workspaceId}/provider-keys/${provider}`
       .addSuccess(ProviderKeyView)
-      .annotate(OpenApi.Description, "The workspace's requests to the provider go with the service's own key again.")
+      // 400: a provider the service does not know.
+      .addError(adminErrors(400, 404))
+      .annotateContext(doc(
+        "Remove a workspace's provider key",
+        "The workspace's requests to the provider go with the service's own key again."
+      ))
   )
   .add(
     HttpApiEndpoint.post("rotateCredentials", "/admin/provider-keys/rotate")
       .addSuccess(RotationResultView)
-      .annotate(
-        OpenApi.Description,
+      .addError(adminErrors(409))
+      .annotateContext(doc(
+        "Re-encrypt the stored provider keys",
         "Re-encrypts every stored provider key under CREDENTIALS_KEY, opening those of the previous key with " +
           "CREDENTIALS_KEY_PREVIOUS. Run it after restarting with the new key and the old one as CREDENTIALS_KEY_PREVIOUS; " +
           "once it reports nothing unreadable, CREDENTIALS_KEY_PREVIOUS can go."
-      )
+      ))
   )
   .add(
     HttpApiEndpoint.post("runExport")`/admin/workspaces/${workspaceId}/exports/${HttpApiSchema.param("dataType", UsageExportDataType)}`
       .setPayload(UsageExportRequest)
       .addSuccess(UsageExportResult)
-      .annotate(
-        OpenApi.Description,
+      .addError(refusedBody)
+      .addError(adminErrors(404, 429, 500))
+      .annotateContext(doc(
+        "Run a usage export as the operator",
         "Runs a usage export as the operator, without an API key of the workspace: the public export's answer, same " +
           "rules and errors; counts against the workspace's usage-export rate limit; audited as `export.run`."
-      )
+      ))
+      .annotate(RequestExample, exportRequestExample)
   )
   .add(
     HttpApiEndpoint.get("audit")`/admin/workspaces/${workspaceId}/audit`
       .setUrlParams(Schema.Struct({ action: Schema.optional(Schema.String), ...PageParams }))
       .addSuccess(AuditPageView)
+      .addError(adminErrors(400, 404))
+      .annotateContext(doc(
+        "Read a workspace's audit log",
+        "Changes to the workspace (by the operator, in the console, through the admin API), newest first; `action` filters, " +
+          "`limit` 1–200 (50) and `cursor` page."
+      ))
   )
-  .addError(adminErrorSchema)
+  // Every admin operation reads the database: 503 when it is unavailable.
+  .addError(adminErrors(503))
   .middleware(AdminAuth)
-  .annotate(OpenApi.Description, "Operator API, behind the bearer ADMIN_TOKEN.")
+  .annotate(OperationFamily, families.admin)
 {}

@@ -5,7 +5,10 @@ import { type ConsoleActor, MemberRole } from "../domain/console"
 import { maximumPasswordLength, minimumPasswordLength } from "../domain/password"
 import { strictParse, TimeZone, WorkspaceSettings, WorkspaceSettingsPatch } from "../domain/workspaceSettings"
 import { ApiKeyView, CreatedApiKey } from "./adminApi"
-import { consoleErrorSchema } from "./errors/consoleError"
+import { consoleErrors } from "./errors/consoleError"
+import { exportRequestExample } from "./exportsApi"
+import { OperationFamily, RequestExample } from "./openapi/annotations"
+import { families } from "./openapi/families"
 import { AuditPageView, ChangeMember, InvitedMember, InviteMember, MemberView } from "./schemas/members"
 import { UsageExportDataType, UsageExportRequest, UsageExportResult } from "./schemas/usageExport"
 import { SetProviderKey } from "./schemas/providerKeys"
@@ -18,13 +21,14 @@ export class CurrentConsoleActor extends Context.Tag("CurrentConsoleActor")<Curr
 
 /** Every state-changing console call must come from the service's own origin (PUBLIC_URL): 403 otherwise. */
 export class ConsoleOrigin extends HttpApiMiddleware.Tag<ConsoleOrigin>()("ConsoleOrigin", {
-  failure: consoleErrorSchema
+  failure: consoleErrors(403)
 }) {}
 
 /** A console session: the HttpOnly cookie set at sign-in. */
 export class ConsoleAuth extends HttpApiMiddleware.Tag<ConsoleAuth>()("ConsoleAuth", {
   provides: CurrentConsoleActor,
-  failure: consoleErrorSchema,
+  // 401 without a valid session; 503 when sessions cannot be read.
+  failure: consoleErrors(401, 503),
   security: { session: HttpApiSecurity.apiKey({ key: sessionCookie, in: "cookie" }) }
 }) {}
 
@@ -160,30 +164,58 @@ const PageParams = {
   cursor: Schema.optional(Schema.String)
 }
 
+/** A body refused before the handler: not the payload (400), too large (413), not JSON (415). */
+const refusedBody = consoleErrors(400, 413, 415)
+const doc = (summary: string, description: string) => OpenApi.annotations({ summary, description })
+
 /** Sign-in, sign-out and invitations: no session needed, but the Origin check applies. */
 export class ConsoleSessionApi extends HttpApiGroup.make("consoleSession")
   .add(
     HttpApiEndpoint.post("signIn", "/console/api/session")
       .setPayload(SignIn)
       .addSuccess(SessionView)
-      .annotate(
-        OpenApi.Description,
+      .addError(refusedBody)
+      .addError(consoleErrors(401, 429))
+      .annotateContext(doc(
+        "Sign in",
         "`{ email, password }` or, for the operator, `{ adminToken }`. Sets the HttpOnly session cookie. The sixth failure " +
           "within 15 minutes for the same email or client address is 429 with retry-after."
-      )
+      ))
+      .annotate(RequestExample, { email: "ada@example.com", password: "correct horse battery staple" })
   )
-  .add(HttpApiEndpoint.get("session", "/console/api/session").addSuccess(SessionView))
-  .add(HttpApiEndpoint.del("signOut", "/console/api/session").addSuccess(HttpApiSchema.NoContent))
-  .add(HttpApiEndpoint.get("invitation")`/console/api/invitations/${token}`.addSuccess(InvitationView))
+  .add(
+    HttpApiEndpoint.get("session", "/console/api/session")
+      .addSuccess(SessionView)
+      .addError(consoleErrors(401))
+      .annotateContext(doc("Who is signed in", "The signed-in person (or the operator) and their workspaces; 401 without a session."))
+  )
+  .add(
+    HttpApiEndpoint.del("signOut", "/console/api/session")
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotateContext(doc("Sign out", "Ends the session and clears its cookie; without a session it does nothing."))
+  )
+  .add(
+    HttpApiEndpoint.get("invitation")`/console/api/invitations/${token}`
+      .addSuccess(InvitationView)
+      .addError(consoleErrors(404, 410))
+      .annotateContext(doc("Read an invitation", "Whom it invites into which workspace; 410 when used or expired."))
+  )
   .add(
     HttpApiEndpoint.post("acceptInvitation")`/console/api/invitations/${token}`
       .setPayload(Schema.Struct({ password: Password, name: Schema.optional(Name) }))
       .addSuccess(SessionView)
-      .annotate(OpenApi.Description, "Sets the password (at least 12 characters) and signs in. 410 when used or expired.")
+      .addError(refusedBody)
+      .addError(consoleErrors(404, 410))
+      .annotateContext(doc(
+        "Accept an invitation",
+        "Sets the password (at least 12 characters) and signs in. 410 when used or expired."
+      ))
+      .annotate(RequestExample, { password: "correct horse battery staple", name: "Ada" })
   )
-  .addError(consoleErrorSchema)
+  // Sessions and invitations live in the database: 503 when it is unavailable.
+  .addError(consoleErrors(503))
   .middleware(ConsoleOrigin)
-  .annotate(OpenApi.Description, "Console sessions: sign-in with a password or the operator's ADMIN_TOKEN, invitations.")
+  .annotate(OperationFamily, families.console)
 {}
 
 const ws = "/console/api/workspaces"
@@ -194,20 +226,31 @@ export class ConsoleApi extends HttpApiGroup.make("console")
     HttpApiEndpoint.get("workspaces", ws)
       .setUrlParams(Schema.Struct({ search: Schema.optional(Schema.String), ...PageParams }))
       .addSuccess(Schema.Struct({ data: Schema.Array(ConsoleWorkspace), nextCursor: Schema.NullOr(Schema.String) }))
-      .annotate(OpenApi.Description, "A person's workspaces; for the operator every workspace, with search and paging.")
+      .addError(consoleErrors(400))
+      .annotateContext(doc("List my workspaces", "A person's workspaces; for the operator every workspace, with search and paging."))
   )
   .add(
     HttpApiEndpoint.post("createWorkspace", ws)
       .setPayload(Schema.Struct({ name: Name, settings: Schema.optional(WorkspaceSettingsPatch) }).annotations(strictParse))
       .addSuccess(ConsoleWorkspace, { status: 201 })
-      .annotate(OpenApi.Description, "Operator only.")
+      .addError(refusedBody)
+      .annotateContext(doc("Create a workspace", "Operator only."))
+      .annotate(RequestExample, { name: "Research team" })
   )
-  .add(HttpApiEndpoint.get("workspace")`/console/api/workspaces/${workspaceId}`.addSuccess(ConsoleWorkspace))
-  .add(HttpApiEndpoint.get("models")`/console/api/workspaces/${workspaceId}/models`.addSuccess(Schema.Struct({ data: Schema.Array(ModelView) })))
+  .add(
+    HttpApiEndpoint.get("workspace")`/console/api/workspaces/${workspaceId}`
+      .addSuccess(ConsoleWorkspace)
+      .annotateContext(doc("Get a workspace", "The workspace and the caller's role in it."))
+  )
+  .add(
+    HttpApiEndpoint.get("models")`/console/api/workspaces/${workspaceId}/models`
+      .addSuccess(Schema.Struct({ data: Schema.Array(ModelView) }))
+      .annotateContext(doc("List the workspace's models", "The models the workspace may call: the catalog's, or its own list for a provider it brings a key for."))
+  )
   .add(
     HttpApiEndpoint.get("listApiKeys")`/console/api/workspaces/${workspaceId}/api-keys`
       .addSuccess(Schema.Struct({ data: Schema.Array(ConsoleApiKeyView) }))
-      .annotate(OpenApi.Description, "Admins see every key of the workspace, members only their own.")
+      .annotateContext(doc("List API keys", "Admins see every key of the workspace, members only their own."))
   )
   .add(
     HttpApiEndpoint.post("createApiKey")`/console/api/workspaces/${workspaceId}/api-keys`
@@ -218,75 +261,128 @@ export class ConsoleApi extends HttpApiGroup.make("console")
         })
       }))
       .addSuccess(ConsoleCreatedApiKey, { status: 201 })
-      .annotate(OpenApi.Description, "Members may create COMPLETION_API keys only. The key is in this answer only.")
+      .addError(refusedBody)
+      .annotateContext(doc("Create an API key", "Members may create COMPLETION_API keys only. The key is in this answer only."))
+      .annotate(RequestExample, { name: "My laptop", scopes: ["COMPLETION_API"] })
   )
-  .add(HttpApiEndpoint.del("revokeApiKey")`/console/api/workspaces/${workspaceId}/api-keys/${keyId}`.addSuccess(ConsoleApiKeyView))
+  .add(
+    HttpApiEndpoint.del("revokeApiKey")`/console/api/workspaces/${workspaceId}/api-keys/${keyId}`
+      .addSuccess(ConsoleApiKeyView)
+      .annotateContext(doc("Revoke an API key", "Admins revoke any key of the workspace, members only their own."))
+  )
   .add(
     HttpApiEndpoint.post("runExport")`/console/api/workspaces/${workspaceId}/exports/${dataType}`
       .setPayload(UsageExportRequest)
       .addSuccess(UsageExportResult)
-      .annotate(OpenApi.Description, "Admins only: the public export endpoint's result (same rules and errors).")
+      .addError(refusedBody)
+      .addError(consoleErrors(429, 500))
+      .annotateContext(doc("Run a usage export", "Admins only: the public export endpoint's result (same rules and errors)."))
+      .annotate(RequestExample, exportRequestExample)
   )
   .add(
     HttpApiEndpoint.get("recentExports")`/console/api/workspaces/${workspaceId}/exports`
       .setUrlParams(Schema.Struct({ limit: PageParams.limit }))
       .addSuccess(Schema.Struct({ data: Schema.Array(RecentExportView) }))
-      .annotate(
-        OpenApi.Description,
+      .addError(consoleErrors(400))
+      .annotateContext(doc(
+        "List recent exports",
         "Admins only: the workspace's exports (console and public endpoints) whose links still live, newest first, " +
           "each with a freshly signed download link; limit default 20."
-      )
+      ))
   )
   .add(
     HttpApiEndpoint.get("usage")`/console/api/workspaces/${workspaceId}/usage`
       .setUrlParams(UsageQuery)
       .addSuccess(Schema.Struct({ data: Schema.Array(UsageRow) }))
-      .annotate(
-        OpenApi.Description,
+      .addError(consoleErrors(400))
+      .annotateContext(doc(
+        "Read API usage per day",
         "Forwarded API requests per local day (`from` inclusive, `to` exclusive, in `timezone`) and group (model, apiKey or family)."
-      )
+      ))
   )
   .add(
     HttpApiEndpoint.get("activity")`/console/api/workspaces/${workspaceId}/activity`
       .setUrlParams(Schema.Struct({ from: LocalDate, to: LocalDate, timezone: Schema.optional(TimeZone) }))
       .addSuccess(Schema.Struct({ data: Schema.Array(ActivityRow) }))
-      .annotate(OpenApi.Description, "Platform activity per local day: messages, distinct active users, tokens.")
+      .addError(consoleErrors(400))
+      .annotateContext(doc("Read platform activity per day", "Platform activity per local day: messages, distinct active users, tokens."))
   )
   .add(
     HttpApiEndpoint.get("listMembers")`/console/api/workspaces/${workspaceId}/members`
       .addSuccess(Schema.Struct({ data: Schema.Array(MemberView) }))
+      .annotateContext(doc("List members", "The workspace's members and pending invitations, with their roles."))
   )
   .add(
     HttpApiEndpoint.post("inviteMember")`/console/api/workspaces/${workspaceId}/members`
       .setPayload(InviteMember)
       .addSuccess(InvitedMember, { status: 201 })
-      .annotate(OpenApi.Description, "Inviting an existing member again gives a fresh link (how a password is reset).")
+      .addError(refusedBody)
+      .annotateContext(doc("Invite a member", "Admins only. Inviting an existing member again gives a fresh link (how a password is reset)."))
+      .annotate(RequestExample, { email: "ada@example.com", name: "Ada", role: "member" })
   )
-  .add(HttpApiEndpoint.patch("changeMember")`/console/api/workspaces/${workspaceId}/members/${memberId}`.setPayload(ChangeMember).addSuccess(MemberView))
-  .add(HttpApiEndpoint.del("removeMember")`/console/api/workspaces/${workspaceId}/members/${memberId}`.addSuccess(MemberView))
+  .add(
+    HttpApiEndpoint.patch("changeMember")`/console/api/workspaces/${workspaceId}/members/${memberId}`
+      .setPayload(ChangeMember)
+      .addSuccess(MemberView)
+      .addError(refusedBody)
+      .addError(consoleErrors(409))
+      .annotateContext(doc("Change a member's role", "Admins only. 409 `last_admin` when it would leave the workspace without an active admin."))
+      .annotate(RequestExample, { role: "admin" })
+  )
+  .add(
+    HttpApiEndpoint.del("removeMember")`/console/api/workspaces/${workspaceId}/members/${memberId}`
+      .addSuccess(MemberView)
+      .addError(consoleErrors(409))
+      .annotateContext(doc("Remove a member", "Admins only. The person's sessions end at once; 409 `last_admin` for the last active admin."))
+  )
   .add(
     HttpApiEndpoint.get("providerKeys")`/console/api/workspaces/${workspaceId}/provider-keys`
       .addSuccess(Schema.Struct({ data: Schema.Array(ConsoleProviderKey) }))
+      .annotateContext(doc("List provider keys", "Per provider whether the workspace brings its own key; admins also see its details."))
   )
   .add(
     HttpApiEndpoint.put("setProviderKey")`/console/api/workspaces/${workspaceId}/provider-keys/${provider}`
       .setPayload(SetProviderKey)
       .addSuccess(ConsoleProviderKey)
+      .addError(refusedBody)
+      .addError(consoleErrors(409, 502))
+      .annotateContext(doc(
+        "Check and set a provider key",
+        "Admins only: the admin API's rules (checked with the provider first: 400 when refused, 502 when it cannot be asked; " +
+          "409 when the service has no CREDENTIALS_KEY)."
+      ))
+      .annotate(RequestExample, { apiKey: "sk-workspace-own-key-0123456789" })
   )
-  .add(HttpApiEndpoint.del("removeProviderKey")`/console/api/workspaces/${workspaceId}/provider-keys/${provider}`.addSuccess(ConsoleProviderKey))
-  .add(HttpApiEndpoint.get("settings")`/console/api/workspaces/${workspaceId}/settings`.addSuccess(ConsoleSettings))
+  .add(
+    HttpApiEndpoint.del("removeProviderKey")`/console/api/workspaces/${workspaceId}/provider-keys/${provider}`
+      .addSuccess(ConsoleProviderKey)
+      // 400: a provider the service does not know.
+      .addError(consoleErrors(400))
+      .annotateContext(doc("Remove a provider key", "Admins only: the workspace's requests go with the service's key again."))
+  )
+  .add(
+    HttpApiEndpoint.get("settings")`/console/api/workspaces/${workspaceId}/settings`
+      .addSuccess(ConsoleSettings)
+      .annotateContext(doc("Read the settings", "The workspace's settings and the rate limits in force, with what remains of each now."))
+  )
   .add(
     HttpApiEndpoint.patch("updateSettings")`/console/api/workspaces/${workspaceId}/settings`
       .setPayload(WorkspaceSettingsPatch)
       .addSuccess(ConsoleSettings)
+      .addError(refusedBody)
+      .annotateContext(doc("Change the settings", "Admins only: the settings given change, the others stay."))
+      .annotate(RequestExample, { timezone: "Europe/Berlin", leaderboardsEnabled: true })
   )
   .add(
     HttpApiEndpoint.get("audit")`/console/api/workspaces/${workspaceId}/audit`
       .setUrlParams(Schema.Struct({ action: Schema.optional(Schema.String), ...PageParams }))
       .addSuccess(AuditPageView)
+      .addError(consoleErrors(400))
+      .annotateContext(doc("Read the audit log", "Admins only: changes to the workspace, newest first; `action` filters, `limit` and `cursor` page."))
   )
-  .addError(consoleErrorSchema)
+  // 403 a role that does not allow the call, 404 a workspace (or key, member) not found or not the caller's, 503 the database down.
+  .addError(consoleErrors(403, 404, 503))
   .middleware(ConsoleOrigin)
   .middleware(ConsoleAuth)
-  .annotate(OpenApi.Description, "The web console's API: session cookie; 401 without one, 403 when the role does not allow, 404 for another workspace.")
+  .annotate(OperationFamily, families.console)
 {}

@@ -1,6 +1,8 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { exportErrorSchema } from "./errors/exportError"
+import { exportErrors } from "./errors/exportError"
+import { OperationFamily } from "./openapi/annotations"
+import { families } from "./openapi/families"
 
 // The three segments of an export file path: <kind>-usage/<workspace_id>/<file>.csv
 const folder = HttpApiSchema.param("folder", Schema.String)
@@ -38,5 +40,7 @@ export class DownloadsApi extends HttpApiGroup.make("downloads")
           "With EXPORT_STORAGE=s3 the links are presigned object-store URLs instead and this route answers 404."
       )
   )
-  .addError(exportErrorSchema)
+  // 403 a missing, changed or expired signature; 404 a file gone (or S3 storage); 500 the file unreadable.
+  .addError(exportErrors(403, 404, 500))
+  .annotate(OperationFamily, families.usageExports)
 {}

@@ -1,6 +1,8 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { layoutMarkdown } from "../domain/exportLayouts"
-import { exportErrorSchema } from "./errors/exportError"
+import { exportErrors } from "./errors/exportError"
+import { OperationFamily, RequestExample } from "./openapi/annotations"
+import { families } from "./openapi/families"
 import { UsageExportRequest, UsageExportResult } from "./schemas/usageExport"
 import { ExportAuth } from "./security"
 
@@ -26,12 +28,19 @@ const exportRules = (kind: ExportKind): string =>
       : [])
   ].join("\n\n")
 
+/** January 2026 in Berlin: a valid period, `from` before `to`. */
+export const exportRequestExample: typeof UsageExportRequest.Encoded = {
+  from: { date: "2026-01-01T00:00:00", timezone: "Europe/Berlin" },
+  to: { date: "2026-02-01T00:00:00", timezone: "Europe/Berlin" }
+}
+
 const exportEndpoint = <const Kind extends ExportKind>(kind: Kind) =>
   HttpApiEndpoint.post(kind, `/export/${kind}`)
     .setPayload(UsageExportRequest)
     .addSuccess(UsageExportResult)
     .annotate(OpenApi.Summary, `Export ${kind} usage as CSV`)
     .annotate(OpenApi.Description, `${exportRules(kind)}\n\n${layoutMarkdown(kind)}`)
+    .annotate(RequestExample, exportRequestExample)
 
 /** The five usage exports; a key with USAGE_EXPORT_API. */
 export class ExportsApi extends HttpApiGroup.make("exports")
@@ -40,6 +49,8 @@ export class ExportsApi extends HttpApiGroup.make("exports")
   .add(exportEndpoint("workflows"))
   .add(exportEndpoint("projects"))
   .add(exportEndpoint("models"))
-  .addError(exportErrorSchema)
+  // 400 bad period or too many rows, 404 no data, 500 the file not stored, 503 the database down; 413/415 the body.
+  .addError(exportErrors(400, 404, 413, 415, 500, 503))
   .middleware(ExportAuth)
+  .annotate(OperationFamily, families.usageExports)
 {}

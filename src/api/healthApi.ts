@@ -1,7 +1,12 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { OperationFamily } from "./openapi/annotations"
+import { families } from "./openapi/families"
 
-const NotReadyBody = Schema.Struct({ status: Schema.Literal("unavailable"), reason: Schema.String }).annotations({ identifier: "NotReady" })
+const NotReadyBody = Schema.Struct({ status: Schema.Literal("unavailable"), reason: Schema.String }).annotations({
+  identifier: "NotReady",
+  examples: [{ status: "unavailable", reason: "database at migration 3, expected 10" }]
+})
 
 const DependencyState = Schema.Literal("up", "down")
 
@@ -26,17 +31,27 @@ const notReadyResponse = Schema.transform(NotReadyBody, Schema.typeSchema(NotRea
  * database is reachable and migrated).
  */
 export class HealthApi extends HttpApiGroup.make("health")
-  .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })).addError(notReadyResponse))
+  .add(
+    HttpApiEndpoint.get("healthz", "/healthz")
+      .addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
+      .addError(notReadyResponse)
+      .annotateContext(OpenApi.annotations({
+        summary: "Liveness",
+        description: "200 while the process answers and the embedded PostgreSQL it owns (if any) is alive; 503 with the " +
+          "reason otherwise. No key needed."
+      }))
+  )
   .add(
     HttpApiEndpoint.get("readyz", "/readyz")
       .addSuccess(Schema.Struct({ status: Schema.Literal("ready"), migration: Schema.Number, dependencies: Schema.optional(DependencyStates) }))
       .addError(notReadyResponse)
-      .annotate(OpenApi.Summary, "Readiness, with the state of each dependency in use")
-      .annotate(
-        OpenApi.Description,
-        "200 with `dependencies` (postgresql, and redis or s3 when configured: `up` or `down`) when the service can work; " +
-          "503 `{ status, reason }` when PostgreSQL is unreachable or behind the code's migrations, or when Redis is down " +
-          "and rate limits fail closed. S3 down is reported, not a 503: only exports need it."
-      )
+      .annotateContext(OpenApi.annotations({
+        summary: "Readiness, with the state of each dependency in use",
+        description: "200 with the database's migration and `dependencies` (postgresql, and redis or s3 when configured: " +
+          "`up` or `down`) when the service can work; 503 with the reason when PostgreSQL is unreachable or behind the " +
+          "code's migrations, or when Redis is down and rate limits fail closed. S3 down is reported, not a 503: only " +
+          "exports need it. No key needed."
+      }))
   )
+  .annotate(OperationFamily, families.health)
 {}

@@ -122,6 +122,39 @@ export const isKnownModel = (
   return ownModels !== undefined ? ownModels.includes(model) : findModel(provider, family, model) !== undefined
 }
 
+/**
+ * Endpoints that serve their catalog model only, whatever the workspace brings (embeddings, FIM): their
+ * services refuse any other model with ModelNotSupported and never read the workspace's own list.
+ */
+const catalogOnlyFamilies: ReadonlySet<ModelFamily> = new Set<ModelFamily>(["embeddings", "fim"])
+
+/** Whether one of the provider's endpoints (`family`) accepts `model` for a workspace: the rule its service applies. */
+export const acceptsModel = (provider: ProviderId, family: ModelFamily, model: string, byokModels?: ByokModels): boolean =>
+  catalogOnlyFamilies.has(family) ? findModel(provider, family, model) !== undefined : isKnownModel(provider, family, model, byokModels)
+
+/** A model a workspace may use, with its catalog entry (none for a model of its own list that the catalog does not know). */
+export interface WorkspaceModel {
+  readonly id: string
+  readonly info: ModelInfo | undefined
+}
+
+/**
+ * The models a workspace may call at a provider, what its models list shows: per endpoint of the
+ * provider, the same rule as `acceptsModel` (the workspace's own list for the provider when it has one,
+ * else the catalog; the catalog-only endpoints' model always), each model once, catalog order first.
+ */
+export const workspaceModels = (provider: ProviderId, byokModels?: ByokModels): ReadonlyArray<WorkspaceModel> => {
+  const families = [...new Set(MODEL_CATALOG.filter((info) => info.provider === provider).map((info) => info.family))]
+  const ids = families.flatMap((family) =>
+    catalogOnlyFamilies.has(family) ? catalogModelIds(provider, family) : byokModels?.[provider] ?? catalogModelIds(provider, family)
+  )
+  return [...new Set(ids)].map((id) => ({ id, info: MODEL_CATALOG.find((info) => info.provider === provider && info.id === id) }))
+}
+
+/** One model of `workspaceModels` by id, if the workspace may use it. */
+export const workspaceModel = (provider: ProviderId, id: string, byokModels?: ByokModels): WorkspaceModel | undefined =>
+  workspaceModels(provider, byokModels).find((model) => model.id === id)
+
 /** Whether a provider_a chat model is a reasoning model (takes max_completion_tokens, refuses max_tokens). */
 export const isReasoningModel = (model: string): boolean =>
   findModel("provider_a", "chat_completions", model)?.reasoning === true

@@ -22,6 +22,8 @@ export type ErrorStatus = (typeof errorStatuses)[number]
 
 const declared: ReadonlySet<number> = new Set(errorStatuses)
 
+export const isErrorStatus = (status: number): status is ErrorStatus => declared.has(status)
+
 /** A status we can answer with: itself when declared, else the nearest general one (400 or 502). */
 export const answerableStatus = (status: number): number =>
   declared.has(status) ? status : status >= 400 && status < 500 ? 400 : 502

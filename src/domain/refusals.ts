@@ -24,13 +24,20 @@ export interface LimitReadings {
 /** The region is not one the provider serves. */
 export class RegionNotServed extends Data.TaggedClass("RegionNotServed")<{ readonly region: string }> {}
 
-/** The model is not in the catalog (nor the workspace's own models) of the endpoint. */
-export class ModelNotFound extends Data.TaggedClass("ModelNotFound")<{ readonly model: string }> {}
+/**
+ * The model is not in the catalog (nor the workspace's own models) of the endpoint. `modelsPath`: where the
+ * models the workspace may use are listed (the provider's models list under BASE_PATH, in the request's region).
+ */
+export class ModelNotFound extends Data.TaggedClass("ModelNotFound")<{
+  readonly model: string
+  readonly modelsPath?: string | undefined
+}> {}
 
 /** The endpoint serves one model only, and this is not it. */
 export class ModelNotSupported extends Data.TaggedClass("ModelNotSupported")<{
   readonly model: string
   readonly supported: string
+  readonly modelsPath?: string | undefined
 }> {}
 
 /** A field the endpoint's model does not take (the schema accepts it for other models). */

@@ -12,7 +12,8 @@ import type { ForwardedEndpoint } from "../providers/forwardedEndpoint"
 import { ChatCompletions } from "../providers/providerA/ChatCompletions"
 import { Embeddings } from "../providers/providerA/Embeddings"
 import { chatCompletions, embeddings } from "../providers/providerA/endpoints"
-import { messages } from "../providers/providerB/endpoints"
+import { CountTokens } from "../providers/providerB/CountTokens"
+import { countTokens, messages } from "../providers/providerB/endpoints"
 import { Messages } from "../providers/providerB/Messages"
 import { fimCompletions } from "../providers/providerC/endpoints"
 import { FimCompletions } from "../providers/providerC/FimCompletions"
@@ -180,11 +181,14 @@ export const forwardedServices = Effect.gen(function*() {
   const embed = yield* Embeddings
   const message = yield* Messages
   const fim = yield* FimCompletions
+  const counter = yield* CountTokens
   return {
     chatCompletions: served(chatCompletions, chat.create),
     embeddings: served(embeddings, embed.create),
     messages: served(messages, (principal, region, payload, requestId, headers) =>
       message.create(principal, region, payload, requestId, headers["anthropic-beta"])),
+    countTokens: served(countTokens, (principal, region, payload, requestId, headers) =>
+      counter.count(principal, region, payload, requestId, headers["anthropic-beta"])),
     fimCompletions: served(fimCompletions, fim.create)
   } as const
 })

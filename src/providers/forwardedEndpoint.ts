@@ -23,8 +23,8 @@ export interface ForwardedEndpoint<Name extends string, P extends Provider, Payl
   readonly description?: string
   /** The rate-limit family its requests, refused ones too, count in. */
   readonly family: LimitFamily
-  /** Its name in the usage ledger. */
-  readonly record: EndpointRecord
+  /** Its name in the usage ledger; none for an endpoint that is not a completion (a token count), which is not recorded there. */
+  readonly record?: EndpointRecord
   /** A refusal found on the raw body before it is decoded (cheap: counts, not contents). */
   readonly bound?: (body: unknown) => Refusal | undefined
   /** The same, on the raw bytes of a large body, before it is parsed. */

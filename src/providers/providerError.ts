@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { statusVariants } from "../api/errors/statusVariants"
+import { errorStatuses, statusVariants, type StatusVariants } from "../api/errors/statusVariants"
 import type { Problem } from "../domain/problem"
 
 /**
@@ -15,13 +15,17 @@ export const problemFields = {
 }
 
 /**
- * The error schema HttpApi needs for one provider (one variant per status, see statusVariants):
- * encoded through the provider's `errorBody`, decoded back into a problem by `fromWire`.
+ * The error schemas HttpApi needs for one provider (one variant per status, see statusVariants):
+ * encoded through the provider's `errorBody`, decoded back into a problem by `fromWire`. `at` gives
+ * some statuses (what an operation declares it answers); `all` every status, as upstream refusals
+ * pass through with theirs.
  */
-export const providerErrorSchema = <Self extends Problem, I, Wire, WireI>(
+export const providerErrorSchemas = <Self extends Problem, I, Wire, WireI>(
   errorClass: Schema.Schema<Self, I, never> & (new(problem: Problem) => Self),
   wire: Schema.Schema<Wire, WireI, never>,
   errorBody: (problem: Problem) => Wire,
   fromWire: (body: Wire) => Omit<Problem, "status">
-) =>
-  statusVariants(errorClass, wire, errorBody, (body, status) => new errorClass({ status, ...fromWire(body) }))
+): { readonly at: StatusVariants<Self, WireI>; readonly all: Schema.Schema<Self, WireI, never> } => {
+  const at = statusVariants(errorClass, wire, errorBody, (body, status) => new errorClass({ status, ...fromWire(body) }))
+  return { at, all: at(...errorStatuses) }
+}

@@ -98,6 +98,12 @@ const requestProblem = (refusal: RequestRefusal): Problem => {
   }
 }
 
+/** An unknown model's refusal, in any wording, ends by saying where the workspace's models are listed. */
+const namingModelsList = (refusal: RequestRefusal, problem: Problem): Problem =>
+  (refusal._tag === "ModelNotFound" || refusal._tag === "ModelNotSupported") && refusal.modelsPath !== undefined
+    ? { ...problem, message: `${problem.message} The models this workspace may use are listed at GET ${refusal.modelsPath}.` }
+    : problem
+
 /** Upstream failures are the service's answer (502, 503, 504), except the upstream's own refusal of the request. */
 const upstreamProblem = (refusal: UpstreamRefusal): Problem => {
   switch (refusal._tag) {
@@ -188,7 +194,7 @@ export const renderRefusal = (style: RefusalStyle, refusal: Refusal): Rendered =
           : { ...style.rateLimitHeaders(refusal.readings), ...refusal.hints }
       }
     default:
-      return { problem: style.word?.(refusal) ?? requestProblem(refusal), headers: noHeaders }
+      return { problem: namingModelsList(refusal, style.word?.(refusal) ?? requestProblem(refusal)), headers: noHeaders }
   }
 }
 

@@ -63,7 +63,8 @@ export interface ForwardInput {
   readonly reservedTokens: number
   readonly protocol: Protocol
   readonly provider: Provider
-  readonly endpoint: ApiRequestRecord["endpoint"]
+  /** Its name in the usage ledger; undefined for what is not a completion (a token count): no row, no tokens settled. */
+  readonly endpoint: ApiRequestRecord["endpoint"] | undefined
   readonly region: string
   /** Where the region is served (Upstreams.resolve, which refuses the regions a provider does not serve). */
   readonly target: UpstreamTarget
@@ -181,6 +182,12 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
           : (problem: Problem): Problem => scrubProblem(scrubbed(problem), makeScrubber([Redacted.value(ownKey)], []))
       const credentials = yield* ProviderCredentials
 
+      /** A request sent with the workspace's own key marks the key used (in the background). */
+      const markUsed = (input: Exchange) =>
+        input.ownKey === undefined
+          ? Effect.void
+          : Effect.asVoid(Effect.forkDaemon(Effect.ignore(credentials.markUsed(input.principal.workspace.id, input.provider.id))))
+
       const recorded = new WeakSet<Admission>()
       const record = (
         input: Exchange,
@@ -191,11 +198,6 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         // One record per admitted request, whichever of its endings (answer, failure, interruption) comes first.
         if (recorded.has(admission)) return Effect.void
         recorded.add(admission)
-        // Upstream figures are untrusted: brought into the ledger's ranges before settling and recording.
-        const tokens = boundCounts({ inputTokens: result.inputTokens, outputTokens: result.outputTokens })
-        const cost = boundedCost(prices.cost(input.model, tokens.value))
-        const clamped = [...tokens.clamped, ...cost.clamped]
-        const model = input.family === "usage_export" ? undefined : findModel(input.provider.id, input.family, input.model)
         const ended = performance.now()
         if (input.span !== undefined) {
           input.span.attribute("http.response.status_code", result.status)
@@ -203,6 +205,12 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
           input.span.end(clock.unsafeCurrentTimeNanos(), result.outcome === "completed" ? Exit.void : Exit.fail(`${result.outcome} (${result.status})`))
         }
         if (input.sentAt !== undefined) metrics.upstreamDuration(input.provider.id, input.region, (ended - input.sentAt) / 1000)
+        if (input.endpoint === undefined) return Effect.zipRight(admission.settle(0), markUsed(input))
+        // Upstream figures are untrusted: brought into the ledger's ranges before settling and recording.
+        const tokens = boundCounts({ inputTokens: result.inputTokens, outputTokens: result.outputTokens })
+        const cost = boundedCost(prices.cost(input.model, tokens.value))
+        const clamped = [...tokens.clamped, ...cost.clamped]
+        const model = input.family === "usage_export" ? undefined : findModel(input.provider.id, input.family, input.model)
         metrics.usage({
           family: input.family,
           provider: input.provider.id,
@@ -238,14 +246,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             requestId: input.requestId,
             createdAt: new Date(),
             byok: input.ownKey !== undefined
-          }).pipe(
-            span("usage.record"),
-            Effect.zipRight(
-              input.ownKey === undefined
-                ? Effect.void
-                : Effect.asVoid(Effect.forkDaemon(Effect.ignore(credentials.markUsed(input.principal.workspace.id, input.provider.id))))
-            )
-          )
+          }).pipe(span("usage.record"), Effect.zipRight(markUsed(input)))
         )
       }
 

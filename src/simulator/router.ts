@@ -5,6 +5,7 @@ import { serveEndpoint } from "./endpoint"
 import { serveModels } from "./models"
 import { chatCompletionsEndpoint } from "./providerA/chatCompletions"
 import { embeddingsEndpoint } from "./providerA/embeddings"
+import { countTokensEndpoint } from "./providerB/countTokens"
 import { messagesEndpoint } from "./providerB/messages"
 import { fimCompletionsEndpoint } from "./providerC/fimCompletions"
 
@@ -12,6 +13,7 @@ export const simulatorRouter = HttpRouter.empty.pipe(
   HttpRouter.post("/v1/chat/completions", serveEndpoint(chatCompletionsEndpoint)),
   HttpRouter.post("/v1/embeddings", serveEndpoint(embeddingsEndpoint)),
   HttpRouter.post("/v1/messages", serveEndpoint(messagesEndpoint)),
+  HttpRouter.post("/v1/messages/count_tokens", serveEndpoint(countTokensEndpoint)),
   HttpRouter.post("/v1/fim/completions", serveEndpoint(fimCompletionsEndpoint)),
   HttpRouter.get("/v1/models", serveModels),
   HttpRouter.get("/healthz", HttpServerResponse.text("ok")),

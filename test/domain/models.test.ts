@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
+  acceptsModel,
+  type ByokModels,
   catalogModelIds,
   DEFAULT_FIM_MODEL,
   exceededOutputLimit,
@@ -7,8 +9,11 @@ import {
   isKnownModel,
   isReasoningModel,
   MODEL_CATALOG,
-  tokenizerFor
+  tokenizerFor,
+  workspaceModel,
+  workspaceModels
 } from "../../src/domain/models"
+import type { ModelFamily, ProviderId } from "../../src/domain/models"
 
 const SPEC_CHAT_MODELS = [
   "chatgen-5",
@@ -111,5 +116,60 @@ describe("isReasoningModel", () => {
     expect(SPEC_CHAT_MODELS.filter(isReasoningModel)).toHaveLength(reasoning.length)
     expect(isReasoningModel("chatgen-5-chat")).toBe(false)
     expect(isReasoningModel("own-model")).toBe(false)
+  })
+})
+
+describe("the models a workspace may use (its models lists)", () => {
+  const ids = (provider: ProviderId, byok?: ByokModels) => workspaceModels(provider, byok).map((model) => model.id)
+
+  it("without lists of its own: the catalog of each provider, every endpoint's models, in catalog order", () => {
+    expect(ids("provider_a")).toEqual([...SPEC_CHAT_MODELS, "text-embedding-ada-002"])
+    expect(ids("provider_b")).toEqual(SPEC_MESSAGES_MODELS)
+    expect(ids("provider_c")).toEqual([DEFAULT_FIM_MODEL])
+    expect(workspaceModel("provider_b", SPEC_MESSAGES_MODELS[0]!)?.info).toEqual(findModel("provider_b", "messages", SPEC_MESSAGES_MODELS[0]!))
+  })
+
+  it("with its own list for a provider: that list, plus the models of endpoints that serve their catalog model only", () => {
+    const byok: ByokModels = { provider_a: ["chatgen-4o", "own-model", "chatgen-4o"], provider_b: [], provider_c: ["codemodel-x"] }
+    expect(ids("provider_a", byok)).toEqual(["chatgen-4o", "own-model", "text-embedding-ada-002"])
+    expect(ids("provider_b", byok)).toEqual([])
+    expect(ids("provider_c", byok)).toEqual([DEFAULT_FIM_MODEL])
+    expect(workspaceModel("provider_a", "own-model", byok)).toEqual({ id: "own-model", info: undefined })
+    expect(workspaceModel("provider_a", "chatgen-4o-mini", byok)).toBeUndefined()
+  })
+
+  it("lists exactly the models some endpoint of the provider accepts, with and without lists of its own", () => {
+    const families: Record<ProviderId, ReadonlyArray<ModelFamily>> = {
+      provider_a: ["chat_completions", "embeddings"],
+      provider_b: ["messages"],
+      provider_c: ["fim"]
+    }
+    const settings: ReadonlyArray<ByokModels | undefined> = [
+      undefined,
+      {},
+      { provider_a: ["chatgen-4o", "own-a"] },
+      { provider_b: ["assistantmodel-own", SPEC_MESSAGES_MODELS[1]!], provider_c: ["own-c"] },
+      { provider_a: [], provider_b: [], provider_c: [] }
+    ]
+    const candidates = [...MODEL_CATALOG.map((info) => info.id), "own-a", "own-c", "assistantmodel-own", "nothing"]
+    for (const byok of settings) {
+      for (const provider of ["provider_a", "provider_b", "provider_c"] as const) {
+        const listed = new Set(ids(provider, byok))
+        for (const model of candidates) {
+          const accepted = families[provider].some((family) => acceptsModel(provider, family, model, byok))
+          expect({ provider, model, byok, listed: listed.has(model) }).toEqual({ provider, model, byok, listed: accepted })
+        }
+      }
+    }
+  })
+
+  it("acceptsModel is isKnownModel where the workspace's list counts, the catalog where it does not", () => {
+    const byok: ByokModels = { provider_a: ["own-a"], provider_c: ["own-c"] }
+    expect(acceptsModel("provider_a", "chat_completions", "own-a", byok)).toBe(isKnownModel("provider_a", "chat_completions", "own-a", byok))
+    expect(acceptsModel("provider_a", "chat_completions", "chatgen-4o", byok)).toBe(false)
+    expect(acceptsModel("provider_a", "embeddings", "text-embedding-ada-002", byok)).toBe(true)
+    expect(acceptsModel("provider_a", "embeddings", "own-a", byok)).toBe(false)
+    expect(acceptsModel("provider_c", "fim", "own-c", byok)).toBe(false)
+    expect(acceptsModel("provider_c", "fim", DEFAULT_FIM_MODEL, byok)).toBe(true)
   })
 })

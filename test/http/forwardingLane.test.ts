@@ -11,6 +11,7 @@ import { ChatCompletions } from "../../src/providers/providerA/ChatCompletions"
 import { Embeddings } from "../../src/providers/providerA/Embeddings"
 import { FimCompletions } from "../../src/providers/providerC/FimCompletions"
 import type { StreamSink } from "../../src/services/Forwarder"
+import { CountTokens } from "../../src/providers/providerB/CountTokens"
 import { Messages } from "../../src/providers/providerB/Messages"
 import { RateLimits } from "../../src/services/RateLimits"
 import { Metrics } from "../../src/services/Metrics"
@@ -38,6 +39,7 @@ const laneLayer = ForwardingLane.layer.pipe(
   })),
   Layer.provide(Layer.succeed(Embeddings, unused)),
   Layer.provide(Layer.succeed(Messages, unused)),
+  Layer.provide(Layer.succeed(CountTokens, { count: () => Effect.die("not called") })),
   Layer.provide(Layer.succeed(FimCompletions, unused)),
   Layer.provide(CredentialThrottle.layer),
   Layer.provide(Metrics.none),

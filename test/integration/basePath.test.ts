@@ -18,7 +18,11 @@ describe("BASE_PATH=/api/public", () => {
     ["POST", "/provider_a/eu/v1/chat/completions"],
     ["POST", "/provider_a/eu/v1/embeddings"],
     ["POST", "/provider_b/eu/v1/messages"],
-    ["POST", "/provider_c/eu/v1/fim/completions"]
+    ["POST", "/provider_c/eu/v1/fim/completions"],
+    ["POST", "/provider_b/eu/v1/messages/count_tokens"],
+    ["GET", "/provider_a/eu/v1/models"],
+    ["GET", "/provider_b/eu/v1/models/assistantmodel-sonnet-4-5-20250929"],
+    ["GET", "/provider_c/eu/v1/models"]
   ]
 
   it("serves every route under the prefix and none outside it", async () => {

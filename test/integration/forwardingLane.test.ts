@@ -69,6 +69,18 @@ const cases: ReadonlyArray<Case> = [
   { name: "messages stream", path: "/provider_b/eu/v1/messages", body: messages({ stream: true }), headers: (k) => bearer(k.completion) },
   { name: "FIM", path: "/provider_c/eu/v1/fim/completions", body: fim(), headers: (k) => bearer(k.completion) },
   {
+    name: "token count",
+    path: "/provider_b/eu/v1/messages/count_tokens",
+    body: JSON.stringify({ model: "assistantmodel-sonnet-4-5-20250929", messages: [{ role: "user", content: "Count me." }] }),
+    headers: (k) => bearer(k.completion)
+  },
+  {
+    name: "token count, unknown model",
+    path: "/provider_b/us/v1/messages/count_tokens",
+    body: JSON.stringify({ model: "nope", messages: [{ role: "user", content: "Count me." }] }),
+    headers: (k) => bearer(k.completion)
+  },
+  {
     name: "upstream refusal passed through",
     path: "/provider_a/eu/v1/chat/completions",
     body: chat({ messages: [{ role: "user", content: "[simulator fault=rate_limit]" }] }),

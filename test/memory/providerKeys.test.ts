@@ -176,3 +176,24 @@ describe("provider keys without CREDENTIALS_KEY", () => {
     expect((await call(app, "GET", `/admin/workspaces/${id}/provider-keys`, { token: testAdminToken })).body.data).toEqual([])
   })
 })
+
+describe("a workspace's own provider key, when the provider cannot be asked", () => {
+  let app: MemoryApp
+  beforeAll(async () => {
+    // A port nothing listens on: the key check cannot reach the provider.
+    app = await startMemoryApp({ CREDENTIALS_KEY: credentialsKey, UPSTREAM_PROVIDER_A_EU_URL: "http://127.0.0.1:9", UPSTREAM_PROVIDER_A_EU_KEY: serviceKey })
+  })
+  afterAll(async () => {
+    await app?.stop()
+  })
+
+  it("answers 502 provider_unreachable in the admin format and saves nothing", async () => {
+    const { id } = await createWorkspace(app, "Unreachable provider")
+    const answer = await call(app, "PUT", `/admin/workspaces/${id}/provider-keys/provider_a`, { token: testAdminToken, body: { apiKey: workspaceKeyA } })
+    expect(answer.status).toBe(502)
+    expect(answer.body.error).toMatchObject({ code: "provider_unreachable" })
+    expect(answer.body.error.message).toContain("It was not saved")
+    const listed = await call(app, "GET", `/admin/workspaces/${id}/provider-keys`, { token: testAdminToken })
+    expect(listed.body.data).toEqual([])
+  })
+})

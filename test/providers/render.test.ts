@@ -3,6 +3,7 @@ import { upstreamIds } from "../../src/config"
 import {
   LimitsUnavailable,
   ModelNotFound,
+  ModelNotSupported,
   RateLimited,
   RegionNotServed,
   UpstreamRefused,
@@ -41,6 +42,24 @@ describe("rendering a refusal", () => {
       param: "model"
     })
     expect(renderRefusal(providerB, model).problem.message).toBe("model: chatgen-x does not exist or you do not have access to it.")
+  })
+
+  it("ends an unknown model's refusal, in every wording, with where the workspace's models are listed", () => {
+    const modelsPath = "/api/public/provider_b/us/v1/models"
+    const model = new ModelNotFound({ model: "chatgen-x", modelsPath })
+    expect(renderRefusal(providerA, model).problem).toEqual({
+      status: 404,
+      code: "model_not_found",
+      message: `The model 'chatgen-x' does not exist or you do not have access to it. The models this workspace may use are listed at GET ${modelsPath}.`,
+      param: "model"
+    })
+    expect(renderRefusal(providerB, model).problem.message).toBe(
+      `model: chatgen-x does not exist or you do not have access to it. The models this workspace may use are listed at GET ${modelsPath}.`
+    )
+    const unsupported = new ModelNotSupported({ model: "codemodel-x", supported: "codemodel-2501", modelsPath })
+    expect(renderRefusal(providerC, unsupported).problem.message).toBe(
+      `Invalid model: codemodel-x. FIM completion supports codemodel-2501 only. The models this workspace may use are listed at GET ${modelsPath}.`
+    )
   })
 
   it("puts each provider's rate-limit headers and both retry hints on a 429", () => {

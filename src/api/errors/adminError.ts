@@ -18,10 +18,16 @@ export const adminErrorWire = (e: Pick<AdminError, "code" | "message" | "field">
   error: { code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) }
 })
 
-export const adminErrorSchema = statusVariants(
+/** The admin API's errors at the given statuses, as an operation declares what it answers. */
+export const adminErrors = statusVariants(
   AdminError,
   AdminErrorBody,
   adminErrorWire,
-  (body, status) => new AdminError({ status, ...body.error }),
-  [400, 401, 404, 409, 413, 415, 429, 500, 503]
+  (body, status) => new AdminError({ status, ...body.error })
 )
+
+/**
+ * Every status the admin format is rendered with. Unknown paths answer in it too (a route that does
+ * not exist, a body refused before routing), so this stays the whole list, beyond what the operations declare.
+ */
+export const adminErrorSchema = adminErrors(400, 401, 404, 409, 413, 415, 429, 500, 502, 503)

@@ -17,13 +17,16 @@ export const consoleErrorWire = (e: Pick<ConsoleError, "code" | "message" | "fie
   error: { code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) }
 })
 
-export const consoleErrorSchema = statusVariants(
+/** The console API's errors at the given statuses, as an operation declares what it answers. */
+export const consoleErrors = statusVariants(
   ConsoleError,
   ConsoleErrorBody,
   consoleErrorWire,
-  (body, status) => new ConsoleError({ status, ...body.error }),
-  [400, 401, 403, 404, 409, 410, 413, 415, 429, 500, 502, 503]
+  (body, status) => new ConsoleError({ status, ...body.error })
 )
+
+/** Every status the console format is rendered with. */
+export const consoleErrorSchema = consoleErrors(400, 401, 403, 404, 409, 410, 413, 415, 429, 500, 502, 503)
 
 export const unauthenticated = () =>
   new ConsoleError({ status: 401, code: "unauthenticated", message: "Sign in first: no valid session." })

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { UsageExportErrorBody } from "../schemas/usageExport"
-import { statusVariants } from "./statusVariants"
+import { errorStatuses, statusVariants } from "./statusVariants"
 
 /** Error of the usage export endpoints: `{ success: false, error: { code, message, field? } }`. */
 export class ExportError extends Schema.TaggedError<ExportError>()("ExportError", {
@@ -16,9 +16,13 @@ export const exportErrorWire = (e: Pick<ExportError, "code" | "message" | "field
   error: { code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) }
 })
 
-export const exportErrorSchema = statusVariants(
+/** The export format's errors at the given statuses, as an operation declares what it answers. */
+export const exportErrors = statusVariants(
   ExportError,
   UsageExportErrorBody,
   exportErrorWire,
   (body, status) => new ExportError({ status, ...body.error })
 )
+
+/** Every status the export format is rendered with (paths under /export/ and /downloads/ answer in it). */
+export const exportErrorSchema = exportErrors(...errorStatuses)

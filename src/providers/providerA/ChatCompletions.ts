@@ -3,6 +3,8 @@ import type { ChatCompletionRequest } from "./chatCompletionsWire"
 import { exceededOutputLimit, isKnownModel, isReasoningModel, tokenizerFor } from "../../domain/models"
 import { defaultOutputReservation } from "../../domain/rateLimits"
 import { chatCompletionsProtocol } from "./protocol"
+import { AppConfig } from "../../config"
+import { modelsListPath } from "../modelsList"
 import { ModelNotFound, OutputLimitExceeded, type Refusal } from "../../domain/refusals"
 import { tooManyMessages } from "../../domain/requestBounds"
 import type { SseEvent } from "../../domain/sse"
@@ -98,6 +100,7 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
       const forwarder = yield* Forwarder
       const upstreams = yield* Upstreams
       const tokenizer = yield* Tokenizer
+      const { basePath } = yield* AppConfig
       /** Prompt tokens with the model family's real encoding; models outside the catalog are estimated. */
       const countPrompt = (request: ChatCompletionRequest) => {
         const encoding = tokenizerFor("provider_a", "chat_completions", request.model)
@@ -109,7 +112,7 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
         const target = upstreams.resolve(providerA, region)
         if (Either.isLeft(target)) return Effect.fail(target.left)
         if (!isKnownModel("provider_a", "chat_completions", request.model, principal.workspace.settings.byokModels)) {
-          return Effect.fail(new ModelNotFound({ model: request.model }))
+          return Effect.fail(new ModelNotFound({ model: request.model, modelsPath: modelsListPath(basePath, providerA, region) }))
         }
         // A 400 naming the field, as the provider answers; as a reservation it would be a misleading 429.
         const over = exceededOutputLimit("provider_a", "chat_completions", request.model, {

@@ -2,6 +2,8 @@ import { Context, Effect, Layer } from "effect"
 import type { EmbeddingRequest } from "./embeddingsWire"
 import { embeddingsProtocol } from "./protocol"
 import type { Principal } from "../../domain/principal"
+import { AppConfig } from "../../config"
+import { modelsListPath } from "../modelsList"
 import { FieldNotSupported, InputTooLong, ModelNotSupported, type Refusal } from "../../domain/refusals"
 import { providerA } from "./dialect"
 import { type Forwarded, Forwarder } from "../../services/Forwarder"
@@ -35,12 +37,17 @@ export class Embeddings extends Context.Tag("Embeddings")<Embeddings, {
       const forwarder = yield* Forwarder
       const tokenizer = yield* Tokenizer
       const upstreams = yield* Upstreams
+      const { basePath } = yield* AppConfig
       return {
         create: (principal, region, request, requestId) =>
           Effect.gen(function*() {
             const target = yield* upstreams.resolve(providerA, region)
             if (request.model !== embeddingModel) {
-              return yield* Effect.fail(new ModelNotSupported({ model: request.model, supported: embeddingModel }))
+              return yield* Effect.fail(new ModelNotSupported({
+                model: request.model,
+                supported: embeddingModel,
+                modelsPath: modelsListPath(basePath, providerA, region)
+              }))
             }
             if (request.dimensions !== undefined) {
               return yield* Effect.fail(new FieldNotSupported({ field: "dimensions", model: embeddingModel }))

@@ -198,16 +198,37 @@ export const FunctionCallOption = Schema.Union(
   Schema.Struct({ name: string("function_call.name") })
 )
 
-export const ResponseFormat = Schema.Struct({
-  type: Schema.Literal("text", "json_object").annotations({
-    message: (issue) => ({
-      message: issue.actual === "json_schema"
-        ? "response_format.type 'json_schema' is not supported: use 'text' or 'json_object'."
-        : `response_format.type must be 'text' or 'json_object', got ${describeValue(issue.actual)}.`,
-      override: true
-    })
+/** `{ type: "json_schema", json_schema: {…} }`: structured outputs, forwarded unchanged (the schema is the provider's to apply). */
+export const JsonSchemaFormat = Schema.Struct({
+  name: string("response_format.json_schema.name").pipe(Schema.pattern(FUNCTION_NAME, {
+    message: (issue) =>
+      `response_format.json_schema.name must be 1 to 64 letters, digits, underscores or dashes (^[a-zA-Z0-9_-]{1,64}$), got ${
+        describeValue(issue.actual)
+      }.`
+  })),
+  description: optionalParam(string("response_format.json_schema.description")),
+  schema: optionalParam(jsonObject("response_format.json_schema.schema (a JSON Schema)")),
+  strict: optionalParam(boolean("response_format.json_schema.strict"))
+})
+
+const responseFormatTypes = Schema.Literal("text", "json_object", "json_schema").annotations({
+  message: (issue) => ({
+    message: `response_format.type must be 'text', 'json_object' or 'json_schema', got ${describeValue(issue.actual)}.`,
+    override: true
   })
 })
+
+/** `json_schema` is required with, and only read with, the type of the same name. */
+export const ResponseFormat = Schema.Struct({
+  type: responseFormatTypes,
+  json_schema: optionalParam(JsonSchemaFormat)
+}).pipe(
+  Schema.filter((format) =>
+    format.type === "json_schema" && format.json_schema === undefined
+      ? { path: ["json_schema"], message: "response_format.json_schema is required when response_format.type is 'json_schema'." }
+      : undefined
+  )
+)
 
 const TOKEN_ID = /^\d+$/
 

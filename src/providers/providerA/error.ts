@@ -1,13 +1,19 @@
 import { Schema } from "effect"
-import { problemFields, providerErrorSchema } from "../providerError"
+import { problemFields, providerErrorSchemas } from "../providerError"
 import { ProviderAErrorBody } from "./chatCompletionsWire"
 import { providerA } from "./dialect"
 
 /** Error of the chat-completions and embeddings protocol: `{ error: { message, type, param, code } }`. */
 export class ProviderAError extends Schema.TaggedError<ProviderAError>()("ProviderAError", problemFields) {}
 
-export const providerAErrorSchema = providerErrorSchema(ProviderAError, ProviderAErrorBody, providerA.errorBody, (body) => ({
+const schemas = providerErrorSchemas(ProviderAError, ProviderAErrorBody, providerA.errorBody, (body) => ({
   code: body.error.code ?? body.error.type,
   message: body.error.message,
   param: body.error.param ?? undefined
 }))
+
+/** Every status this format is rendered with: upstream refusals pass through with their own. */
+export const providerAErrorSchema = schemas.all
+
+/** This format's errors at the given statuses, as an operation declares what it answers. */
+export const providerAErrors = schemas.at

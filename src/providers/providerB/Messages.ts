@@ -1,13 +1,14 @@
 import { Context, Effect, Either, Layer } from "effect"
 import type { MessagesRequest } from "./messagesWire"
 import { AppConfig } from "../../config"
-import { exceededOutputLimit, isKnownModel } from "../../domain/models"
+import { exceededOutputLimit } from "../../domain/models"
 import { isRecord } from "../protocol"
 import { messagesProtocol } from "./protocol"
-import { InvalidBetaHeader, ModelNotFound, OutputLimitExceeded, type Refusal } from "../../domain/refusals"
+import { OutputLimitExceeded, type Refusal } from "../../domain/refusals"
 import { tooManyMessages } from "../../domain/requestBounds"
 import type { Principal } from "../../domain/principal"
 import { providerB } from "./dialect"
+import { checkedMessagesCall } from "./messagesCall"
 import { type Forwarded, Forwarder } from "../../services/Forwarder"
 import { messages } from "./endpoints"
 import { Upstreams } from "../../services/Upstreams"
@@ -32,11 +33,6 @@ export const estimateInputTokens = (request: MessagesRequest): number => {
   return Math.ceil(text.length / 4) + mediaBlocks * tokensPerMediaBlock
 }
 
-/** The protocol's beta header: a comma-separated list of feature names. */
-const betaFeatures = /^[A-Za-z0-9._-]+(\s*,\s*[A-Za-z0-9._-]+)*$/
-
-const invalidBeta = new InvalidBetaHeader({ header: "anthropic-beta" })
-
 export class Messages extends Context.Tag("Messages")<Messages, {
   /**
    * `beta` is the caller's beta header: passed upstream (it turns on the features whose fields
@@ -54,20 +50,12 @@ export class Messages extends Context.Tag("Messages")<Messages, {
     Messages,
     Effect.gen(function*() {
       const forwarder = yield* Forwarder
-      const upstreams = yield* Upstreams
-      // The upstream gets the version this service speaks; the caller's version header is never forwarded.
-      const versionHeader = { "anthropic-version": (yield* AppConfig).upstreamMessagesVersion }
+      const { basePath, upstreamMessagesVersion } = yield* AppConfig
+      const context = { upstreams: yield* Upstreams, basePath, versionHeader: { "anthropic-version": upstreamMessagesVersion } }
       return {
         create: (principal, region, request, requestId, beta) => {
-          const trimmedBeta = beta?.trim()
-          if (trimmedBeta !== undefined && trimmedBeta !== "" && (trimmedBeta.length > 1_000 || !betaFeatures.test(trimmedBeta))) {
-            return Effect.fail(invalidBeta)
-          }
-          const target = upstreams.resolve(providerB, region)
-          if (Either.isLeft(target)) return Effect.fail(target.left)
-          if (!isKnownModel("provider_b", "messages", request.model, principal.workspace.settings.byokModels)) {
-            return Effect.fail(new ModelNotFound({ model: request.model }))
-          }
+          const call = checkedMessagesCall(context, principal, region, request.model, beta)
+          if (Either.isLeft(call)) return Effect.fail(call.left)
           // Refused here, not by the rate limits: a reservation beyond what the model can write would be a 429.
           const over = exceededOutputLimit("provider_b", "messages", request.model, { max_tokens: request.max_tokens })
           if (over !== undefined) return Effect.fail(new OutputLimitExceeded({ ...over, model: request.model }))
@@ -83,12 +71,12 @@ export class Messages extends Context.Tag("Messages")<Messages, {
             provider: providerB,
             endpoint: messages.record,
             region,
-            target: target.right,
+            target: call.right.target,
             model: request.model,
             path: messages.path,
             body: request,
             stream: request.stream === true,
-            upstreamHeaders: trimmedBeta ? { ...versionHeader, "anthropic-beta": trimmedBeta } : versionHeader,
+            upstreamHeaders: call.right.upstreamHeaders,
             estimatedInputTokens: inputTokens,
             requestId
           })

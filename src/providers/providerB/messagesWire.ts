@@ -219,9 +219,25 @@ export const MessagesRequest = Schema.Struct({
 }, OtherMembers).annotations({ identifier: "MessagesRequest" })
 export type MessagesRequest = typeof MessagesRequest.Type
 
+/**
+ * The token-counting request (`POST /v1/messages/count_tokens`): what a messages request says of its input,
+ * checked the same way, without max_tokens (the client library sends none); other members pass through.
+ */
+export const CountTokensRequest = Schema.Struct({
+  model: MessagesRequest.fields.model,
+  messages: MessagesRequest.fields.messages,
+  system: MessagesRequest.fields.system,
+  tools: MessagesRequest.fields.tools,
+  tool_choice: MessagesRequest.fields.tool_choice
+}, OtherMembers).annotations({ identifier: "CountTokensRequest" })
+export type CountTokensRequest = typeof CountTokensRequest.Type
+
 // ---------------------------------------------------------------------------------------------
 // Response
 // ---------------------------------------------------------------------------------------------
+
+/** The token count: the input tokens of the messages, system prompt and tools. */
+export const MessageTokensCount = Schema.Struct({ input_tokens: Schema.Int }).annotations({ identifier: "MessageTokensCount" })
 
 export const StopReason = Schema.Literal(
   "end_turn",

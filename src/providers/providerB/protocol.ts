@@ -145,3 +145,9 @@ export const messagesProtocol: Protocol = {
   passedServerStatuses: [529],
   streamError
 }
+
+/** Token counts: a JSON `{ input_tokens }`, which uses no tokens (nothing is generated, nothing billed). */
+export const countTokensProtocol: Protocol = {
+  ...messagesProtocol,
+  usageOfBody: (body) => (isRecord(body) && typeof body.input_tokens === "number" ? { inputTokens: 0, outputTokens: 0 } : undefined)
+}

@@ -4,6 +4,8 @@ import { DEFAULT_FIM_MODEL, findModel } from "../../domain/models"
 import { fimProtocol, withFinishReason } from "./protocol"
 import { defaultOutputReservation } from "../../domain/rateLimits"
 import type { Principal } from "../../domain/principal"
+import { AppConfig } from "../../config"
+import { modelsListPath } from "../modelsList"
 import { ContextTooLong, ModelNotSupported, type Refusal } from "../../domain/refusals"
 import { providerC } from "./dialect"
 import { type Forwarded, Forwarder } from "../../services/Forwarder"
@@ -43,12 +45,16 @@ export class FimCompletions extends Context.Tag("FimCompletions")<FimCompletions
 }>() {
   static readonly layer = Layer.effect(
     FimCompletions,
-    Effect.map(Effect.all([Forwarder, Upstreams]), ([forwarder, upstreams]) => ({
+    Effect.map(Effect.all([Forwarder, Upstreams, AppConfig]), ([forwarder, upstreams, { basePath }]) => ({
       create: (principal, region, request, requestId) => {
         const target = upstreams.resolve(providerC, region)
         if (Either.isLeft(target)) return Effect.fail(target.left)
         if (request.model !== DEFAULT_FIM_MODEL) {
-          return Effect.fail(new ModelNotSupported({ model: request.model, supported: DEFAULT_FIM_MODEL }))
+          return Effect.fail(new ModelNotSupported({
+            model: request.model,
+            supported: DEFAULT_FIM_MODEL,
+            modelsPath: modelsListPath(basePath, providerC, region)
+          }))
         }
         const promptTokens = estimatePromptTokens(request)
         const tooLong = checkContext(request, promptTokens)

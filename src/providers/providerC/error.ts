@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { problemFields, providerErrorSchema } from "../providerError"
+import { problemFields, providerErrorSchemas } from "../providerError"
 import { providerC } from "./dialect"
 import { ProviderCErrorBody } from "./fimWire"
 
@@ -9,8 +9,14 @@ import { ProviderCErrorBody } from "./fimWire"
  */
 export class ProviderCError extends Schema.TaggedError<ProviderCError>()("ProviderCError", problemFields) {}
 
-export const providerCErrorSchema = providerErrorSchema(ProviderCError, ProviderCErrorBody, providerC.errorBody, (body) => ({
+const schemas = providerErrorSchemas(ProviderCError, ProviderCErrorBody, providerC.errorBody, (body) => ({
   code: body.code ?? body.type,
   message: body.message,
   param: body.param ?? undefined
 }))
+
+/** Every status this format is rendered with: upstream refusals pass through with their own. */
+export const providerCErrorSchema = schemas.all
+
+/** This format's errors at the given statuses, as an operation declares what it answers. */
+export const providerCErrors = schemas.at

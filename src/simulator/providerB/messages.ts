@@ -12,7 +12,7 @@ import { namedEvent } from "../../domain/sse"
 import { chunkPieces, generateProse, shapeOutput, type StopCause, type TokenPiece } from "../textGenerator"
 import { SimulatorTokenizer, type TokenCounter } from "../tokenizer"
 import { providerBDialect } from "./dialect"
-import { type ContentBlock, type InputMessage, knownMessagesFields, MessagesRequest } from "./messagesRequest"
+import { type ContentBlock, type CountTokensRequest, type InputMessage, knownMessagesFields, MessagesRequest } from "./messagesRequest"
 
 const invalid = (message: string, path?: ReadonlyArray<string | number>) =>
   new SimulatorError({ kind: "invalid_request", message, path })
@@ -30,8 +30,8 @@ const blockText = (block: ContentBlock): string => {
 const blocksOf = (message: InputMessage): ReadonlyArray<ContentBlock> =>
   typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content
 
-/** The checks provider_b makes on content blocks and the conversation. */
-const checkConversation = (request: MessagesRequest): Either.Either<void, SimulatorError> => {
+/** The checks provider_b makes on content blocks and the conversation (of a token count too, which has no max_tokens). */
+export const checkConversation = (request: MessagesRequest | CountTokensRequest): Either.Either<void, SimulatorError> => {
   if (request.messages[0]?.role !== "user") {
     return Either.left(invalid('messages: first message must use the "user" role', ["messages"]))
   }
@@ -87,14 +87,14 @@ const checkConversation = (request: MessagesRequest): Either.Either<void, Simula
   if (choice?.type === "tool" && !tools.some((tool) => tool.name === choice.name)) {
     return Either.left(invalid(`tool_choice: Tool '${choice.name ?? ""}' not found in provided tools`))
   }
-  if (request.thinking?.type === "enabled" && request.thinking.budget_tokens >= request.max_tokens) {
+  if ("max_tokens" in request && request.thinking?.type === "enabled" && request.thinking.budget_tokens >= request.max_tokens) {
     return Either.left(invalid("`max_tokens` must be greater than `thinking.budget_tokens`."))
   }
   return Either.void
 }
 
 /** Input tokens: system prompt, every block, tool definitions, and a few framing tokens per message. */
-export const inputTokens = (request: MessagesRequest, counter: TokenCounter): number => {
+export const inputTokens = (request: Pick<MessagesRequest, "system" | "messages" | "tools">, counter: TokenCounter): number => {
   let total = 4
   const system = request.system
   if (system !== undefined) total += counter.count(typeof system === "string" ? system : system.map((block) => block.text).join("\n"))

@@ -70,3 +70,27 @@ export const knownMessagesFields: ReadonlySet<string> = new Set([
   "output_config",
   "inference_geo"
 ])
+
+/** The token-counting request: a messages request without what only generation reads (max_tokens, sampling, stream). */
+const {
+  max_tokens: _maxTokens,
+  metadata: _metadata,
+  service_tier: _serviceTier,
+  stop_sequences: _stopSequences,
+  stream: _stream,
+  temperature: _temperature,
+  top_k: _topK,
+  top_p: _topP,
+  ...countTokensFields
+} = MessagesRequest.fields
+
+export const CountTokensRequest = Schema.Struct(countTokensFields)
+export type CountTokensRequest = typeof CountTokensRequest.Type
+
+export const knownCountTokensFields: ReadonlySet<string> = new Set([
+  ...Object.keys(CountTokensRequest.fields),
+  "context_management",
+  "mcp_servers",
+  "output_format",
+  "output_config"
+])

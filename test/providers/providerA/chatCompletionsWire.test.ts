@@ -118,6 +118,8 @@ describe("ChatCompletionRequest", () => {
       ["seed", -5],
       ["response_format", { type: "text" }],
       ["response_format", { type: "json_object" }],
+      ["response_format", { type: "json_schema", json_schema: { name: "answer-1_x", schema: { type: "object" }, strict: true, description: "d" } }],
+      ["response_format", { type: "json_schema", json_schema: { name: "n".repeat(64) } }],
       ["tool_choice", "none"],
       ["tool_choice", "auto"],
       ["tool_choice", "required"],
@@ -373,16 +375,49 @@ describe("ChatCompletionRequest", () => {
     },
     { name: "stream not a boolean", body: withField("stream", "true"), param: "stream", message: "stream must be a boolean, got \"true\"." },
     {
-      name: "response_format json_schema",
-      body: withField("response_format", { type: "json_schema", json_schema: { name: "x" } }),
-      param: "response_format.type",
-      message: "response_format.type 'json_schema' is not supported: use 'text' or 'json_object'."
+      name: "response_format json_schema without json_schema",
+      body: withField("response_format", { type: "json_schema" }),
+      param: "response_format.json_schema",
+      message: "response_format.json_schema is required when response_format.type is 'json_schema'."
+    },
+    {
+      name: "response_format json_schema name with a space",
+      body: withField("response_format", { type: "json_schema", json_schema: { name: "my schema" } }),
+      param: "response_format.json_schema.name",
+      message:
+        "response_format.json_schema.name must be 1 to 64 letters, digits, underscores or dashes (^[a-zA-Z0-9_-]{1,64}$), got \"my schema\"."
+    },
+    {
+      name: "response_format json_schema name of 65 characters",
+      body: withField("response_format", { type: "json_schema", json_schema: { name: "n".repeat(65) } }),
+      param: "response_format.json_schema.name",
+      message: `response_format.json_schema.name must be 1 to 64 letters, digits, underscores or dashes (^[a-zA-Z0-9_-]{1,64}$), got "${
+        "n".repeat(65)
+      }".`
+    },
+    {
+      name: "response_format json_schema without a name",
+      body: withField("response_format", { type: "json_schema", json_schema: { schema: { type: "object" } } }),
+      param: "response_format.json_schema.name",
+      message: "Missing required parameter: 'response_format.json_schema.name'."
+    },
+    {
+      name: "response_format json_schema schema not an object",
+      body: withField("response_format", { type: "json_schema", json_schema: { name: "answer", schema: ["type"] } }),
+      param: "response_format.json_schema.schema",
+      message: "response_format.json_schema.schema (a JSON Schema) must be a JSON object, got [\"type\"]."
+    },
+    {
+      name: "response_format json_schema strict not a boolean",
+      body: withField("response_format", { type: "json_schema", json_schema: { name: "answer", strict: "yes" } }),
+      param: "response_format.json_schema.strict",
+      message: "response_format.json_schema.strict must be a boolean, got \"yes\"."
     },
     {
       name: "response_format unknown type",
       body: withField("response_format", { type: "yaml" }),
       param: "response_format.type",
-      message: "response_format.type must be 'text' or 'json_object', got \"yaml\"."
+      message: "response_format.type must be 'text', 'json_object' or 'json_schema', got \"yaml\"."
     },
     { name: "seed fractional", body: withField("seed", 1.5), param: "seed", message: "seed must be an integer, got 1.5." },
     { name: "user not a string", body: withField("user", 5), param: "user", message: "user must be a string, got 5." },
