@@ -5,13 +5,14 @@ import type { LimitFamily } from "../domain/workspaceSettings"
  * region, which would make a series per value). Forwarded endpoints count under their rate-limit
  * family; the rest by area of the API.
  */
-export type RequestFamily = LimitFamily | "models" | "count_tokens" | "downloads" | "admin" | "console" | "operations" | "other"
+export type RequestFamily = LimitFamily | "models" | "downloads" | "admin" | "console" | "operations" | "other"
 
 const forwarded: ReadonlyArray<readonly [suffix: string, family: RequestFamily]> = [
   ["/v1/chat/completions", "chat_completions"],
   ["/v1/embeddings", "embeddings"],
   ["/v1/messages", "messages"],
-  ["/v1/messages/count_tokens", "count_tokens"],
+  // Counted as a messages request, as the forwarding lane counts it (its rate-limit family).
+  ["/v1/messages/count_tokens", "messages"],
   ["/v1/fim/completions", "fim"]
 ]
 
