@@ -107,6 +107,14 @@ describe("GET /metrics settings", () => {
     expect((await scrape(app, "metrics-token-0123456789")).types.get("wsapi_http_requests_total")).toBe("counter")
   })
 
+  it("lives under BASE_PATH, and counts requests by family below it", async () => {
+    const app = await start({ BASE_PATH: "/api/public" })
+    expect(app.url).toMatch(/\/api\/public$/)
+    expect((await fetch(`${app.origin}/metrics`)).status).toBe(404)
+    expect((await call(app, "GET", "/healthz")).status).toBe(200)
+    expect((await scrape(app)).sum("wsapi_http_requests_total", { family: "operations", status: "200" })).toBeGreaterThanOrEqual(1)
+  })
+
   it("answers 404 and counts nothing under METRICS=off", async () => {
     const app = await start({ METRICS: "off" })
     expect((await fetch(`${app.url}/metrics`)).status).toBe(404)
