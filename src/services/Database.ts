@@ -41,6 +41,8 @@ export const databaseFailureReason = (error: unknown): string => {
   const message = messageOf(cause)
   if (code === "57014") return "statement timeout (DATABASE_STATEMENT_TIMEOUT_MS)"
   if (/timeout exceeded when trying to connect/i.test(message)) return "no connection within DATABASE_ACQUIRE_TIMEOUT_MS"
+  // The driver's own connect timer and ours have the same length: whichever fires first, one wording.
+  if (/connection terminated due to connection timeout/i.test(message)) return "Connection timed out"
   return code !== "" && !message.includes(code) ? `${code}: ${message}` : message
 }
 
