@@ -370,29 +370,35 @@ const main = async (): Promise<void> => {
     }
     lines.push(
       "",
-      ...(baselineDir !== undefined
-        ? comparisonLines(input.workloads, input.results)
-        : measuresObservability
-        ? observabilityLines(input.workloads, input.results)
-        : targetLines(input.workloads, input.results))
+      ...(baselineDir === undefined && !measuresObservability ? targetLines(input.workloads, input.results) : []),
+      // The earlier build has no metrics: compared like for like with them off too, when that variant runs.
+      ...(baselineDir === undefined ? [] : comparisonLines(input.workloads, input.results, "service")),
+      ...(baselineDir === undefined || !targets.includes("service-bare") ? [] : ["", ...comparisonLines(input.workloads, input.results, "service-bare")]),
+      ...(measuresObservability ? ["", ...observabilityLines(input.workloads, input.results)] : [])
     )
     const notes = path.join(import.meta.dirname, "notes.md")
     if (baselineDir === undefined && fs.existsSync(notes)) lines.push("", fs.readFileSync(notes, "utf8").trim())
     return lines.join("\n")
   }
 
+  /**
+   * Rounds are interleaved, so each round's pair shared the machine's state: the median of the per-round
+   * CPU ratios is steadier than the ratio of the medians when the machine is not quiet.
+   */
+  function pairedRatio(now: Measured, before: Measured): number {
+    return median(now.cpuMsPerRequest.map((ms, round) => ms / (before.cpuMsPerRequest[round] ?? Number.NaN)))
+  }
+
   /** The current build against the earlier one: CPU per request and added latency, as ratios and differences. */
-  function comparisonLines(workloads: ReadonlyArray<Workload>, results: Map<string, Measured>): Array<string> {
-    const out = [`Current build (service) against the earlier build (baseline, ${baselineDir}):`, ""]
+  function comparisonLines(workloads: ReadonlyArray<Workload>, results: Map<string, Measured>, current: TargetName): Array<string> {
+    const out = [`Current build (${current}) against the earlier build (baseline, ${baselineDir}):`, ""]
     for (const w of workloads) {
-      const [direct, now, before] = [results.get(`${w.name}|direct`), results.get(`${w.name}|service`), results.get(`${w.name}|baseline`)]
+      const [direct, now, before] = [results.get(`${w.name}|direct`), results.get(`${w.name}|${current}`), results.get(`${w.name}|baseline`)]
       if (direct === undefined || now === undefined || before === undefined) continue
       const added = (m: Measured) =>
         w.stream ? median(m.ttfb) - median(direct.ttfb) : median(m.c1.map((r) => r.p50Ms)) - median(direct.c1.map((r) => r.p50Ms))
       const cpu = median(now.cpuMsPerRequest) / median(before.cpuMsPerRequest)
-      // Rounds are interleaved, so each round's pair shared the machine's state: the median of the
-      // per-round ratios is steadier than the ratio of the medians when the machine is not quiet.
-      const paired = median(now.cpuMsPerRequest.map((ms, round) => ms / (before.cpuMsPerRequest[round] ?? Number.NaN)))
+      const paired = pairedRatio(now, before)
       const p50c32 = median(now.c32.map((r) => r.p50Ms)) / median(before.c32.map((r) => r.p50Ms))
       out.push(
         `- ${w.name}: CPU per request ${median(now.cpuMsPerRequest).toFixed(3)} vs ${median(before.cpuMsPerRequest).toFixed(3)} ms, ` +
@@ -420,7 +426,8 @@ const main = async (): Promise<void> => {
         const cpu = median(m.cpuMsPerRequest) / median(bare.cpuMsPerRequest)
         const verdict = target === undefined ? "" : ` (target ≤ ${((target - 1) * 100).toFixed(0)} %: ${cpu <= target ? "met" : "NOT met"})`
         return `${label} CPU per request ${median(m.cpuMsPerRequest).toFixed(3)} vs ${median(bare.cpuMsPerRequest).toFixed(3)} ms, ` +
-          `${((cpu - 1) * 100).toFixed(1)} %${verdict}; added ${w.stream ? "TTFB" : "p50"} ${added(m).toFixed(3)} vs ${added(bare).toFixed(3)} ms`
+          `${((cpu - 1) * 100).toFixed(1)} %${verdict} (round by round ${((pairedRatio(m, bare) - 1) * 100).toFixed(1)} %); ` +
+          `added ${w.stream ? "TTFB" : "p50"} ${added(m).toFixed(3)} vs ${added(bare).toFixed(3)} ms`
       }
       const parts = [against("service", "metrics on:", 1.05), against("service-traced", "metrics and full traces:")].filter((part) => part !== undefined)
       out.push(`- ${w.name}: ${parts.join("; ")}`)
