@@ -7,10 +7,13 @@ import type { MetricFamily } from "../domain/prometheusText"
  * Node's event-loop delay histogram (sampled every 20 ms by Node itself, no timer of ours), reported
  * as quantiles of the time since the previous scrape, then reset.
  */
+/** How often Node samples the loop. Its histogram records the time between samples, this included. */
+const samplingMs = 20
+
 export const processMetrics: Effect.Effect<() => ReadonlyArray<MetricFamily>, never, Scope.Scope> = Effect.map(
   Effect.acquireRelease(
     Effect.sync(() => {
-      const delay = monitorEventLoopDelay({ resolution: 20 })
+      const delay = monitorEventLoopDelay({ resolution: samplingMs })
       delay.enable()
       return delay
     }),
@@ -22,8 +25,9 @@ export const processMetrics: Effect.Effect<() => ReadonlyArray<MetricFamily>, ne
     return () => {
       const memory = process.memoryUsage()
       const cpu = process.cpuUsage()
-      // Nanoseconds; no sample yet (a fresh histogram) reads as NaN, shown as 0.
-      const lag = (nanos: number) => (Number.isFinite(nanos) ? nanos / 1e9 : 0)
+      // Nanoseconds between samples, so an idle loop reads as the sampling interval: the lag is what
+      // exceeds it. No sample yet (a fresh histogram) reads as NaN, shown as 0.
+      const lag = (nanos: number) => (Number.isFinite(nanos) ? Math.max(0, nanos / 1e9 - samplingMs / 1e3) : 0)
       const families: ReadonlyArray<MetricFamily> = [
         { type: "counter", name: "wsapi_process_cpu_seconds_total", help: "CPU time of the process, user and system.", series: [{ labels: {}, value: (cpu.user + cpu.system) / 1e6 }] },
         gauge("wsapi_process_resident_memory_bytes", "Resident set size of the process.", memory.rss),
