@@ -1,10 +1,13 @@
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
+import type { MetricFamily } from "../../src/domain/prometheusText"
 import { processMetrics } from "../../src/services/processMetrics"
 
-const lagOf = (read: () => ReadonlyArray<{ name: string; series: ReadonlyArray<{ labels: Record<string, string>; value: number }> }>) => {
+const lagOf = (read: () => ReadonlyArray<MetricFamily>): Record<string, number> => {
   const family = read().find((f) => f.name === "wsapi_event_loop_lag_seconds")
-  return Object.fromEntries((family?.series ?? []).map((s) => [s.labels.quantile, s.value]))
+  return family === undefined || family.type === "histogram"
+    ? {}
+    : Object.fromEntries(family.series.map((s) => [s.labels.quantile ?? "", s.value]))
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
