@@ -97,9 +97,10 @@ export const steps = [
   },
   {
     // The web console (web/, Preact + uPlot) as static files the service serves under /console/. It imports
-    // types from src/api and src/domain, erased in the bundle: those are not inputs.
+    // types from src/api and src/domain, erased in the bundle: those are not inputs. The password rule is the one
+    // module of src/ it runs (the forms check what the server checks).
     name: "web",
-    inputs: ["web"],
+    inputs: ["web", "src/domain/passwordRule.ts"],
     run: async () => {
       const { build } = await import("vite")
       await build({ configFile: path.join(root, "web", "vite.config.ts"), logLevel: "warn" })

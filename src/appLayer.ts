@@ -4,11 +4,13 @@ import { WorkspaceApi } from "./api/Api"
 import { AppConfig } from "./config"
 import { AdminHandlers } from "./handlers/admin"
 import { ConsoleHandlers } from "./handlers/console"
+import { ConsoleAccountHandlers } from "./handlers/consoleAccount"
 import { ConsoleSessionHandlers } from "./handlers/consoleSession"
 import { ConsoleAuthLive, ConsoleOriginLive } from "./http/consoleMiddleware"
 import { AuditLog } from "./services/AuditLog"
 import { ConsoleAccess } from "./services/ConsoleAccess"
 import { Members } from "./services/Members"
+import { Passwords } from "./services/Passwords"
 import { Sessions } from "./services/Sessions"
 import { SignInThrottle } from "./services/SignInThrottle"
 import { UsageOverview } from "./services/UsageOverview"
@@ -68,6 +70,7 @@ import { ProviderKeys } from "./services/ProviderKeys"
  */
 export const StoresLive = Layer.mergeAll(
   Members.layer,
+  Passwords.layer,
   Sessions.layer,
   SignInThrottle.layer,
   AuditLog.layer,
@@ -127,6 +130,7 @@ export const ApiLive = Layer.unwrapEffect(
     ProviderBHandlers,
     ProviderCHandlers,
     ConsoleSessionHandlers,
+    ConsoleAccountHandlers,
     ConsoleHandlers
   ]),
   Layer.provide([AdminAuthLive, ExportAuthLive, ProviderAAuthLive, ProviderBAuthLive, ProviderCAuthLive, ConsoleAuthLive, ConsoleOriginLive])

@@ -25,10 +25,11 @@ const usage = `usage: npm run cli -- <command>
   key create WORKSPACE_ID --name NAME --scopes USAGE_EXPORT_API,COMPLETION_API
   key list WORKSPACE_ID
   key revoke WORKSPACE_ID KEY_ID
-  member invite WORKSPACE_ID --email EMAIL --role admin|member [--name NAME]   (again: a fresh link, to reset a password)
+  member invite WORKSPACE_ID --email EMAIL --role admin|member [--name NAME]   (again: a fresh link; never touches an existing account)
   member list WORKSPACE_ID
   member role WORKSPACE_ID MEMBER_ID --role admin|member
   member remove WORKSPACE_ID MEMBER_ID
+  person reset-password --email EMAIL   (a one-time link, valid 1 hour, for the person to choose a new password)
   audit WORKSPACE_ID [--action ACTION] [--limit N] [--cursor CURSOR]
   provider-key set WORKSPACE_ID provider_a|provider_b|provider_c [--key-file FILE]   (the key from FILE or standard input, never an argument)
   provider-key list WORKSPACE_ID
@@ -147,6 +148,8 @@ const program = Effect.gen(function*() {
       const name = option("name")
       return yield* client.admin.inviteMember({ path: { id }, payload: { email, role, ...(name ? { name } : {}) } })
     }
+    case "person reset-password":
+      return yield* client.admin.passwordReset({ payload: { email: yield* required(option("email"), "--email") } })
     case "member list":
       return yield* client.admin.listMembers({ path: { id: yield* required(first, "WORKSPACE_ID") } })
     case "member role":

@@ -1,6 +1,6 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminApi } from "./adminApi"
-import { ConsoleApi, ConsoleSessionApi } from "./consoleApi"
+import { ConsoleAccountApi, ConsoleApi, ConsoleSessionApi } from "./consoleApi"
 import { consoleErrorSchema } from "./errors/consoleError"
 import { DownloadsApi } from "./downloadsApi"
 import { adminErrorSchema } from "./errors/adminError"
@@ -22,6 +22,7 @@ const declared = HttpApi.make("workspace-api")
   .add(ProviderCApi)
   .add(AdminApi)
   .add(ConsoleSessionApi)
+  .add(ConsoleAccountApi)
   .add(ConsoleApi)
   .add(HealthApi)
   .add(MetricsApi)

@@ -9,7 +9,7 @@ import { exportRequestExample } from "./exportsApi"
 import { OperationFamily, RequestExample } from "./openapi/annotations"
 import { families } from "./openapi/families"
 import { AdminAuth } from "./security"
-import { AuditPageView, ChangeMember, InvitedMember, InviteMember, MemberView } from "./schemas/members"
+import { AuditPageView, ChangeMember, InvitedMember, InviteMember, MemberView, PasswordResetLinkView, PasswordResetRequest } from "./schemas/members"
 import { ProviderKeyView, RotationResultView, SetProviderKey } from "./schemas/providerKeys"
 import { UsageExportDataType, UsageExportRequest, UsageExportResult } from "./schemas/usageExport"
 
@@ -168,8 +168,10 @@ export class AdminApi extends HttpApiGroup.make("admin")
       .addError(notFound)
       .annotateContext(doc(
         "Invite a member",
-        "Invites a person (by email) with a single-use link valid 7 days. Inviting an existing member again gives a fresh " +
-          "link: that is how a password is reset."
+        "Invites a person (by email) with a single-use link valid 7 days; inviting the same email again voids the previous " +
+          "link. For an email that already has an account, the link only lets that person join (signed in as themselves): " +
+          "it never sets, resets or reveals anything of the account, and `name` (a suggestion shown while invited) never " +
+          "renames an existing person. Passwords are reset with POST /admin/people/password-reset."
       ))
       .annotate(RequestExample, { email: "ada@example.com", name: "Ada", role: "member" })
   )
@@ -192,7 +194,26 @@ export class AdminApi extends HttpApiGroup.make("admin")
     HttpApiEndpoint.del("removeMember")`/admin/workspaces/${workspaceId}/members/${memberId}`
       .addSuccess(MemberView)
       .addError(adminErrors(404, 409))
-      .annotateContext(doc("Remove a member", "The person's sessions end at once. 409 `last_admin` for the last active admin."))
+      .annotateContext(doc(
+        "Remove a member",
+        "The person's access to the workspace ends at once (their sessions too, when it was their last workspace). " +
+          "409 `last_admin` for the last active admin."
+      ))
+  )
+  .add(
+    HttpApiEndpoint.post("passwordReset", "/admin/people/password-reset")
+      .setPayload(PasswordResetRequest)
+      .addSuccess(PasswordResetLinkView, { status: 201 })
+      .addError(refusedBody)
+      .addError(notFound)
+      .annotateContext(doc(
+        "Issue a password-reset link",
+        "A one-time link for the person with this email to choose a new password: valid 1 hour, single use; a new " +
+          "link voids the outstanding one. Using it sets the password and ends every session of the person. Give it to " +
+          "the person only, over a channel you trust: whoever holds it can set the password. 404 `no_account` when no " +
+          "account has this email. Audited as `password.reset_link_created` in the person's workspaces."
+      ))
+      .annotate(RequestExample, { email: "ada@example.com" })
   )
   .add(
     HttpApiEndpoint.put("setProviderKey")`/admin/workspaces/${workspaceId}/provider-keys/${provider}`

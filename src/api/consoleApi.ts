@@ -2,7 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpAp
 import { Context, Schema } from "effect"
 import { Scope } from "../domain/apiKey"
 import { type ConsoleActor, MemberRole } from "../domain/console"
-import { maximumPasswordLength, minimumPasswordLength } from "../domain/password"
+import { GivenPassword, NewPassword } from "../domain/password"
 import { strictParse, TimeZone, WorkspaceSettings, WorkspaceSettingsPatch } from "../domain/workspaceSettings"
 import { ApiKeyView, CreatedApiKey } from "./adminApi"
 import { consoleErrors } from "./errors/consoleError"
@@ -36,10 +36,6 @@ const Name = Schema.String.pipe(
   Schema.minLength(1, { message: () => "name must not be empty" }),
   Schema.maxLength(200, { message: () => "name must be at most 200 characters" })
 )
-const Password = Schema.String.pipe(
-  Schema.minLength(minimumPasswordLength, { message: () => `password must have at least ${minimumPasswordLength} characters` }),
-  Schema.maxLength(maximumPasswordLength, { message: () => `password must have at most ${maximumPasswordLength} characters` })
-)
 
 export const WorkspaceMembership = Schema.Struct({ id: Schema.String, name: Schema.String, role: MemberRole })
   .annotations({ identifier: "WorkspaceMembership" })
@@ -53,18 +49,39 @@ export const SessionView = Schema.Struct({
 }).annotations({ identifier: "ConsoleSession" })
 
 export const SignIn = Schema.Union(
-  Schema.Struct({ email: Schema.String.pipe(Schema.maxLength(320)), password: Schema.String.pipe(Schema.maxLength(maximumPasswordLength)) }),
+  Schema.Struct({ email: Schema.String.pipe(Schema.maxLength(320)), password: GivenPassword }),
   Schema.Struct({ adminToken: Schema.String.pipe(Schema.maxLength(1000)) })
 ).annotations({ identifier: "SignIn" })
 
+/** What an invitation link shows whoever holds it; nothing about whether the email has an account. */
 export const InvitationView = Schema.Struct({
   email: Schema.String,
-  name: Schema.NullOr(Schema.String),
+  name: Schema.NullOr(Schema.String).annotations({ description: "The name the inviter suggested (used only when the link creates an account)" }),
   role: MemberRole,
   workspace: Schema.Struct({ id: Schema.String, name: Schema.String }),
-  expiresAt: Schema.String,
-  hasPassword: Schema.Boolean
+  expiresAt: Schema.String
 }).annotations({ identifier: "Invitation" })
+
+/**
+ * Accepting an invitation, one of three ways: `{ password, name? }` creates the account of an email that has
+ * none; `{ currentPassword }` is the invited person signing in on the page; `{}` the invited person already
+ * signed in (their session cookie). The answer does not tell which of the first two failed.
+ */
+export const AcceptInvitation = Schema.Struct({
+  password: Schema.optional(NewPassword("password")),
+  name: Schema.optional(Name),
+  currentPassword: Schema.optional(GivenPassword)
+}).annotations({ identifier: "AcceptInvitation", ...strictParse })
+
+export const ChangePassword = Schema.Struct({
+  currentPassword: GivenPassword,
+  newPassword: NewPassword("newPassword")
+}).annotations({ identifier: "ChangePassword", ...strictParse })
+
+export const PasswordResetView = Schema.Struct({ email: Schema.String, expiresAt: Schema.String })
+  .annotations({ identifier: "PasswordReset" })
+export const ResetPassword = Schema.Struct({ password: NewPassword("password") })
+  .annotations({ identifier: "ResetPassword", ...strictParse })
 
 export const ConsoleApiKeyView = Schema.Struct({
   ...ApiKeyView.fields,
@@ -194,25 +211,77 @@ export class ConsoleSessionApi extends HttpApiGroup.make("consoleSession")
       .addSuccess(HttpApiSchema.NoContent)
       .annotateContext(doc("Sign out", "Ends the session and clears its cookie; without a session it does nothing."))
   )
+  // Sessions live in the database: 503 when it is unavailable.
+  .addError(consoleErrors(503))
+  .middleware(ConsoleOrigin)
+  .annotate(OperationFamily, families.console)
+{}
+
+/**
+ * A person's account: invitations, their own password change, the operator's reset links. No session
+ * needed (but the change), the Origin check applies.
+ */
+export class ConsoleAccountApi extends HttpApiGroup.make("consoleAccount")
   .add(
     HttpApiEndpoint.get("invitation")`/console/api/invitations/${token}`
       .addSuccess(InvitationView)
       .addError(consoleErrors(404, 410))
-      .annotateContext(doc("Read an invitation", "Whom it invites into which workspace; 410 when used or expired."))
+      .annotateContext(doc(
+        "Read an invitation",
+        "Whom it invites into which workspace; nothing about the email's account. 404 unknown, 410 used or expired."
+      ))
   )
   .add(
     HttpApiEndpoint.post("acceptInvitation")`/console/api/invitations/${token}`
-      .setPayload(Schema.Struct({ password: Password, name: Schema.optional(Name) }))
+      .setPayload(AcceptInvitation)
+      .addSuccess(SessionView)
+      .addError(refusedBody)
+      .addError(consoleErrors(401, 404, 410, 429))
+      .annotateContext(doc(
+        "Accept an invitation",
+        "`{ password, name? }` creates the account of an email that has none (password: at least 12 characters, not only " +
+          "white space) and signs in. For an email that has an account the link never sets, resets or reveals anything: " +
+          "the invited person accepts with `{ currentPassword }` (a sign-in, throttled like one) or, signed in as " +
+          "themselves, with `{}`. Any other attempt is 401 `invitation_not_accepted`, the same answer whichever it was; " +
+          "nothing changes and the link stays usable. 410 when used or expired."
+      ))
+      .annotate(RequestExample, { password: "correct horse battery staple", name: "Ada" })
+  )
+  .add(
+    HttpApiEndpoint.put("changePassword", "/console/api/session/password")
+      .setPayload(ChangePassword)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(refusedBody)
+      .addError(consoleErrors(403, 429))
+      .middleware(ConsoleAuth)
+      .annotateContext(doc(
+        "Change my password",
+        "The signed-in person's own password: `currentPassword` must be theirs (400 naming it otherwise; failures are " +
+          "throttled like sign-ins), `newPassword` at least 12 characters, not only white space. Every other session of " +
+          "the person ends; this one stays. 403 for the operator, who has no password."
+      ))
+      .annotate(RequestExample, { currentPassword: "correct horse battery staple", newPassword: "a new and longer passphrase" })
+  )
+  .add(
+    HttpApiEndpoint.get("passwordReset")`/console/api/password-resets/${token}`
+      .addSuccess(PasswordResetView)
+      .addError(consoleErrors(404, 410))
+      .annotateContext(doc("Read a password-reset link", "Whose password the operator's link resets, and until when (1 hour). 410 when used or expired."))
+  )
+  .add(
+    HttpApiEndpoint.post("resetPassword")`/console/api/password-resets/${token}`
+      .setPayload(ResetPassword)
       .addSuccess(SessionView)
       .addError(refusedBody)
       .addError(consoleErrors(404, 410))
       .annotateContext(doc(
-        "Accept an invitation",
-        "Sets the password (at least 12 characters) and signs in. 410 when used or expired."
+        "Reset a password with the operator's link",
+        "Sets the password (at least 12 characters, not only white space), uses up the link, ends every session of the " +
+          "person and signs in. 410 when used or expired."
       ))
-      .annotate(RequestExample, { password: "correct horse battery staple", name: "Ada" })
+      .annotate(RequestExample, { password: "a new and longer passphrase" })
   )
-  // Sessions and invitations live in the database: 503 when it is unavailable.
+  // People and links live in the database: 503 when it is unavailable.
   .addError(consoleErrors(503))
   .middleware(ConsoleOrigin)
   .annotate(OperationFamily, families.console)
@@ -317,7 +386,11 @@ export class ConsoleApi extends HttpApiGroup.make("console")
       .setPayload(InviteMember)
       .addSuccess(InvitedMember, { status: 201 })
       .addError(refusedBody)
-      .annotateContext(doc("Invite a member", "Admins only. Inviting an existing member again gives a fresh link (how a password is reset)."))
+      .annotateContext(doc(
+        "Invite a member",
+        "Admins only. The link is the workspace's: for an email that already has an account it only lets that person join, " +
+          "signed in as themselves; it never sets, resets or reveals anything of the account, and `name` never renames them."
+      ))
       .annotate(RequestExample, { email: "ada@example.com", name: "Ada", role: "member" })
   )
   .add(
@@ -333,7 +406,11 @@ export class ConsoleApi extends HttpApiGroup.make("console")
     HttpApiEndpoint.del("removeMember")`/console/api/workspaces/${workspaceId}/members/${memberId}`
       .addSuccess(MemberView)
       .addError(consoleErrors(409))
-      .annotateContext(doc("Remove a member", "Admins only. The person's sessions end at once; 409 `last_admin` for the last active admin."))
+      .annotateContext(doc(
+        "Remove a member",
+        "Admins only. The person's access to the workspace ends at once (their sessions too, when it was their last " +
+          "workspace); 409 `last_admin` for the last active admin."
+      ))
   )
   .add(
     HttpApiEndpoint.get("providerKeys")`/console/api/workspaces/${workspaceId}/provider-keys`

@@ -1,9 +1,17 @@
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import * as crypto from "node:crypto"
+import { maximumPasswordLength, minimumPasswordLength, newPasswordProblem } from "./passwordRule"
 
-/** Console passwords: at least this long (DESIGN.md). */
-export const minimumPasswordLength = 12
-export const maximumPasswordLength = 1_000
+export { maximumPasswordLength, minimumPasswordLength, newPasswordProblem } from "./passwordRule"
+
+/** A password being chosen (invitation, change, reset), checked by the rule above; `field` names it in errors. */
+export const NewPassword = (field: string) =>
+  Schema.String.pipe(Schema.filter((password) => newPasswordProblem(password, field) ?? true)).annotations({
+    description: `At least ${minimumPasswordLength} characters, not only white space.`
+  })
+
+/** A password being checked (sign-in, the current one): any text up to the maximum, never the rule. */
+export const GivenPassword = Schema.String.pipe(Schema.maxLength(maximumPasswordLength))
 
 /**
  * scrypt parameters: N = 2^15, r = 8, p = 1 (32 MiB, tens of milliseconds a hash). They are stored

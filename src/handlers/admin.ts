@@ -14,7 +14,17 @@ import { type AuditAction, AuditLog } from "../services/AuditLog"
 import { type LastAdmin, type MemberNotFound, Members } from "../services/Members"
 import { type CredentialsKeyMissing, ProviderCredentials } from "../services/ProviderCredentials"
 import type { ProviderKeyRejected, ProviderKeyUncheckable } from "../services/ProviderKeyCheck"
-import { auditView, clientAddress, invitedView, keyView as consoleKeyView, memberView, providerKeyWireView, workspaceView } from "./consoleViews"
+import { Passwords } from "../services/Passwords"
+import {
+  auditView,
+  clientAddress,
+  invitedView,
+  keyView as consoleKeyView,
+  memberView,
+  passwordResetUrl,
+  providerKeyWireView,
+  workspaceView
+} from "./consoleViews"
 import { ExportService } from "../services/ExportService/index"
 import { RateLimits } from "../services/RateLimits"
 import { admitWorkspaceExport } from "./exportAdmission"
@@ -122,6 +132,7 @@ export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handle
     const credentials = yield* ProviderCredentials
     const exports = yield* ExportService
     const rateLimits = yield* RateLimits
+    const passwords = yield* Passwords
     /** Every change the operator makes through the admin API is audited like a console change. */
     const audited = (workspaceId: string, action: AuditAction, target: string) =>
       Effect.flatMap(clientAddress, (address) => audit.record({ workspaceIds: [workspaceId], actor: "operator", action, target, address }))
@@ -137,6 +148,25 @@ export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handle
           Effect.map((invitation) => invitedView(config, invitation)),
           adminErrors
         ))
+      .handle("passwordReset", ({ payload }) =>
+        Effect.gen(function*() {
+          const link = yield* passwords.issueReset(payload.email).pipe(
+            Effect.catchTag("NoAccount", (missing) =>
+              Effect.fail(new AdminError({ status: 404, code: "no_account", message: `No account has the email ${missing.email}.`, field: "email" })))
+          )
+          // Audited where the person belongs: their workspaces' admins see that a reset link was issued.
+          yield* adminErrors(Effect.gen(function*() {
+            const workspaceIds = (yield* members.workspacesOf(link.person.id)).map((w) => w.id)
+            yield* audit.record({
+              workspaceIds,
+              actor: "operator",
+              action: "password.reset_link_created",
+              target: link.person.email,
+              address: yield* clientAddress
+            })
+          }))
+          return { resetUrl: passwordResetUrl(config, link.token), expiresAt: link.expiresAt.toISOString() }
+        }).pipe(Effect.catchTag("StorageFailure", (failure) => adminErrors(Effect.fail(failure)))))
       .handle("listMembers", ({ path }) =>
         members.list(path.id).pipe(Effect.map((list) => ({ data: list.map(memberView) })), adminErrors))
       .handle("changeMember", ({ path, payload }) =>

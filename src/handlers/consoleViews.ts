@@ -24,6 +24,10 @@ export const memberView = (m: Member) => ({
 export const invitationUrl = (config: Pick<AppConfigShape, "publicUrl" | "basePath">, token: string): string =>
   `${config.publicUrl.replace(/\/$/, "")}${config.basePath}/console/invitations/${token}`
 
+/** The operator's password-reset link: PUBLIC_URL + BASE_PATH + /console/password-resets/{token}. */
+export const passwordResetUrl = (config: Pick<AppConfigShape, "publicUrl" | "basePath">, token: string): string =>
+  `${config.publicUrl.replace(/\/$/, "")}${config.basePath}/console/password-resets/${token}`
+
 export const invitedView = (config: Pick<AppConfigShape, "publicUrl" | "basePath">, invitation: Invitation) => ({
   ...memberView(invitation.member),
   invitationUrl: invitationUrl(config, invitation.token),

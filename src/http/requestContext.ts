@@ -6,9 +6,9 @@ import type { AccessLog } from "./accessLog"
 
 export { requestIdHeaders } from "../handlers/requestId"
 
-/** Invitation tokens travel in the path: the log keeps the path without them. */
+/** Invitation and password-reset tokens travel in the path: the log keeps the path without them. */
 export const loggablePath = (url: string): string =>
-  (url.split("?")[0] ?? "").replace(/(\/console(?:\/api)?\/invitations\/)[^/]+/, "$1…")
+  (url.split("?")[0] ?? "").replace(/(\/console(?:\/api)?\/(?:invitations|password-resets)\/)[^/]+/, "$1…")
 
 const acceptableId = /^[A-Za-z0-9._:-]{8,128}$/
 

@@ -14,6 +14,9 @@ export type AuditAction =
   | "member.changed"
   | "member.removed"
   | "invitation.accepted"
+  | "password.changed"
+  | "password.reset_link_created"
+  | "password.reset"
   | "settings.changed"
   | "workspace.created"
   | "export.run"
@@ -30,6 +33,9 @@ export const auditActions: ReadonlyArray<AuditAction> = [
   "member.changed",
   "member.removed",
   "invitation.accepted",
+  "password.changed",
+  "password.reset_link_created",
+  "password.reset",
   "settings.changed",
   "workspace.created",
   "export.run",

@@ -14,6 +14,21 @@ export const sessionLifetime = Duration.days(7)
 const touchEvery = Duration.minutes(1)
 
 /**
+ * Who a session is: the operator only when it was opened as the operator's; a person's session whose
+ * person cannot be read is nobody's (never the operator's: a missing row must not grant everything).
+ */
+const actorOf = (
+  operator: boolean,
+  sessionHash: Buffer,
+  person: { readonly id: string; readonly email: string; readonly name: string | null } | undefined
+): Option.Option<ConsoleActor> =>
+  operator
+    ? Option.some({ kind: "operator", sessionHash })
+    : person === undefined
+    ? Option.none()
+    : Option.some({ kind: "person", sessionHash, personId: person.id, email: person.email, name: person.name })
+
+/**
  * Console sessions in PostgreSQL, looked up on every call: a sign-out or a removal is seen by
  * every instance at once. The cookie carries a 256-bit random id; only its SHA-256 hash is stored.
  */
@@ -62,11 +77,9 @@ export class Sessions extends Context.Tag("Sessions")<Sessions, {
           const row = rows[0]
           if (!row) return Option.none()
           if (row.stale) yield* orStorageFailure(sql`UPDATE console_sessions SET last_seen_at = now() WHERE id_hash = ${sessionHash}`)
-          return Option.some<ConsoleActor>(
-            row.operator || row.person_id === null || row.email === null
-              ? { kind: "operator", sessionHash }
-              : { kind: "person", sessionHash, personId: row.person_id, email: row.email, name: row.name }
-          )
+          return actorOf(row.operator, sessionHash, row.person_id === null || row.email === null
+            ? undefined
+            : { id: row.person_id, email: row.email, name: row.name })
         }),
       close: (sessionHash) => orStorageFailure(sql`DELETE FROM console_sessions WHERE id_hash = ${sessionHash}`).pipe(Effect.asVoid)
     }))
@@ -109,14 +122,7 @@ export class Sessions extends Context.Tag("Sessions")<Sessions, {
               const stale = session.lastSeenAt.getTime() < now.getTime() - Duration.toMillis(touchEvery)
               const next = stale ? { ...state, sessions: new Map(state.sessions).set(key, { ...session, lastSeenAt: now }) } : state
               const person = session.personId === null ? undefined : state.people.get(session.personId)
-              return [
-                Option.some<ConsoleActor>(
-                  session.operator || person === undefined
-                    ? { kind: "operator", sessionHash }
-                    : { kind: "person", sessionHash, personId: person.id, email: person.email, name: person.name }
-                ),
-                next
-              ]
+              return [actorOf(session.operator, sessionHash, person), next]
             })
           }),
         close: (sessionHash) =>

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Ref } from "effect"
 import type { MemberRole } from "../domain/console"
 
-/** A row of each table of people, kept in memory: what the PostgreSQL tables of migration 0007 hold. */
+/** A row of each table of people, kept in memory: what the PostgreSQL tables of migrations 0007 and 0013 hold. */
 export interface PersonRow {
   readonly id: string
   readonly email: string
@@ -14,6 +14,8 @@ export interface MembershipRow {
   readonly workspaceId: string
   readonly personId: string
   readonly role: MemberRole
+  /** The name the inviter gave: shown while invited, the person's only when the link creates their account. */
+  readonly invitedName: string | null
   readonly acceptedAt: Date | null
   readonly createdAt: Date
 }
@@ -23,6 +25,15 @@ export interface InvitationRow {
   /** Hex of the token's SHA-256. */
   readonly tokenHash: string
   readonly memberId: string
+  readonly expiresAt: Date
+  readonly usedAt: Date | null
+}
+
+export interface PasswordResetRow {
+  readonly id: string
+  /** Hex of the token's SHA-256. */
+  readonly tokenHash: string
+  readonly personId: string
   readonly expiresAt: Date
   readonly usedAt: Date | null
 }
@@ -38,6 +49,7 @@ export interface PeopleState {
   readonly people: ReadonlyMap<string, PersonRow>
   readonly memberships: ReadonlyMap<string, MembershipRow>
   readonly invitations: ReadonlyMap<string, InvitationRow>
+  readonly passwordResets: ReadonlyMap<string, PasswordResetRow>
   /** By the hex of the session id's hash. */
   readonly sessions: ReadonlyMap<string, SessionRow>
 }
@@ -54,14 +66,20 @@ export class PeopleTables extends Context.Tag("PeopleTables")<PeopleTables, Ref.
    */
   static readonly memory = Layer.effect(
     PeopleTables,
-    Ref.make<PeopleState>({ people: new Map(), memberships: new Map(), invitations: new Map(), sessions: new Map() })
+    Ref.make<PeopleState>({
+      people: new Map(),
+      memberships: new Map(),
+      invitations: new Map(),
+      passwordResets: new Map(),
+      sessions: new Map()
+    })
   )
 }
 
-/** Drops every session of a person (a removal, a new password). */
-export const withoutSessionsOf = (state: PeopleState, personId: string): PeopleState => ({
+/** Drops every session of a person (a removal from their last workspace, a new password), but the one kept (hex of its hash). */
+export const withoutSessionsOf = (state: PeopleState, personId: string, keep?: string): PeopleState => ({
   ...state,
-  sessions: new Map([...state.sessions].filter(([, session]) => session.personId !== personId))
+  sessions: new Map([...state.sessions].filter(([key, session]) => session.personId !== personId || key === keep))
 })
 
 /** The current time as a Date, from the Clock (TestClock in unit tests). */

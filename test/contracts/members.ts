@@ -21,7 +21,7 @@ export const membersContract = (it: Vitest.MethodsNonLive<Members | Workspaces, 
     const owner = yield* workspace
     const email = uniqueEmail("admin")
     const invitation = yield* members.invite(owner.id, { email, name: "Ada", role: "admin" })
-    const accepted = yield* members.accept(invitation.token, password, undefined)
+    const accepted = yield* members.acceptWithNewAccount(invitation.token, password, undefined)
     return { owner, admin: invitation.member, person: accepted.person, email }
   })
 
@@ -42,8 +42,7 @@ export const membersContract = (it: Vitest.MethodsNonLive<Members | Workspaces, 
         name: "Bo",
         role: "member",
         workspace: { id: owner.id, name: owner.name },
-        expiresAt: invitation.expiresAt,
-        hasPassword: false
+        expiresAt: invitation.expiresAt
       })
       expect(yield* members.get(owner.id, invitation.member.id)).toEqual(invitation.member)
       expect((yield* Effect.flip(members.invite(crypto.randomUUID(), { email, role: "member" })))._tag).toBe("WorkspaceNotFound")
@@ -74,7 +73,7 @@ export const membersContract = (it: Vitest.MethodsNonLive<Members | Workspaces, 
       expect(yield* members.workspacesOf(person.id)).toEqual([{ id: owner.id, name: owner.name, role: "admin" }])
     }))
 
-  it.effect("a link works once; a new invitation replaces the outstanding one and keeps a known name", () =>
+  it.effect("a link works once; a new invitation replaces the outstanding one and keeps the suggested name", () =>
     Effect.gen(function*() {
       const members = yield* Members
       const owner = yield* workspace
@@ -83,14 +82,72 @@ export const membersContract = (it: Vitest.MethodsNonLive<Members | Workspaces, 
       const second = yield* members.invite(owner.id, { email, role: "admin" })
       expect(second.member).toMatchObject({ id: first.member.id, name: "Dee", role: "admin", status: "invited" })
       expect(goneReason(yield* Effect.flip(members.invitation(first.token)))).toBe("used")
-      yield* members.accept(second.token, password, "Dee Dee")
-      expect(goneReason(yield* Effect.flip(members.accept(second.token, password, undefined)))).toBe("used")
+      expect((yield* members.acceptWithNewAccount(second.token, password, "Dee Dee")).person.name).toBe("Dee Dee")
+      expect(goneReason(yield* Effect.flip(members.acceptWithNewAccount(second.token, password, undefined)))).toBe("used")
       expect(goneReason(yield* Effect.flip(members.invitation("A".repeat(43))))).toBe("unknown")
       expect(goneReason(yield* Effect.flip(members.invitation("short")))).toBe("unknown")
-      // Invited again after accepting: still active, and the person already has a password.
-      const third = yield* members.invite(owner.id, { email, role: "admin" })
+      // Invited again after accepting: still active, under the person's own name.
+      const third = yield* members.invite(owner.id, { email, name: "Someone Else", role: "admin" })
       expect(third.member).toMatchObject({ status: "active", name: "Dee Dee" })
-      expect((yield* members.invitation(third.token)).hasPassword).toBe(true)
+      expect(yield* members.invitation(third.token)).not.toHaveProperty("hasPassword")
+    }))
+
+  it.effect("an invitation never touches an existing account: no password, no name, nothing revealed", () =>
+    Effect.gen(function*() {
+      const members = yield* Members
+      const { email, owner, person } = yield* withAdmin
+      const other = yield* workspace
+      // Another workspace invites the same email, with a name of its choosing.
+      const invitation = yield* members.invite(other.id, { email, name: "Mallory's Puppet", role: "admin" })
+      expect(invitation.member).toMatchObject({ personId: person.id, name: "Mallory's Puppet", status: "invited" })
+      // What the link shows is what the inviter typed: not the person's name, not whether they have an account.
+      const shown = yield* members.invitation(invitation.token)
+      expect(shown).toEqual({
+        email: normalized(email),
+        name: "Mallory's Puppet",
+        role: "admin",
+        workspace: { id: other.id, name: other.name },
+        expiresAt: invitation.expiresAt
+      })
+      // The link cannot set the password; nothing changes and it stays usable.
+      expect((yield* Effect.flip(members.acceptWithNewAccount(invitation.token, "attacker's own password", "Renamed")))._tag).toBe("AccountExists")
+      expect(yield* members.verify(email, password)).toEqual(Option.some(person))
+      expect(yield* members.verify(email, "attacker's own password")).toEqual(Option.none())
+      expect(yield* members.personByEmail(email)).toEqual(Option.some({ ...person, name: "Ada" }))
+      expect(yield* members.roleIn(person.id, other.id)).toEqual(Option.none())
+      expect(yield* members.workspacesOf(person.id)).toEqual([{ id: owner.id, name: owner.name, role: "admin" }])
+      // Nobody else can accept it in the person's place.
+      const stranger = yield* withAdmin
+      expect((yield* Effect.flip(members.acceptAs(invitation.token, stranger.person.id)))._tag).toBe("NotInvitee")
+      // The person themselves can: the membership counts, the account is as it was.
+      const accepted = yield* members.acceptAs(invitation.token, person.id)
+      expect(accepted).toEqual({ person, workspaceId: other.id })
+      expect((yield* members.get(other.id, invitation.member.id))).toMatchObject({ status: "active", name: "Ada" })
+      expect(yield* members.verify(email, password)).toEqual(Option.some(person))
+      expect(goneReason(yield* Effect.flip(members.acceptAs(invitation.token, person.id)))).toBe("used")
+    }))
+
+  it.effect("a new email's account is created once: a second link of another workspace cannot set it again", () =>
+    Effect.gen(function*() {
+      const members = yield* Members
+      const email = uniqueEmail("new")
+      const [one, two] = [yield* workspace, yield* workspace]
+      const first = yield* members.invite(one.id, { email, name: "From One", role: "member" })
+      const second = yield* members.invite(two.id, { email, name: "From Two", role: "member" })
+      // Nobody has an account yet: acceptAs is for existing accounts only.
+      expect((yield* Effect.flip(members.acceptAs(first.token, first.member.personId)))._tag).toBe("NotInvitee")
+      // Both at once: exactly one creates the account.
+      const outcomes = yield* Effect.all(
+        [members.acceptWithNewAccount(first.token, password, undefined), members.acceptWithNewAccount(second.token, `${password} 2`, undefined)].map(
+          Effect.either
+        ),
+        { concurrency: 2 }
+      )
+      expect(outcomes.filter((outcome) => outcome._tag === "Right")).toHaveLength(1)
+      expect(outcomes.filter((outcome) => outcome._tag === "Left").map((outcome) => outcome._tag === "Left" && outcome.left._tag)).toEqual(["AccountExists"])
+      // Its name is the suggestion of the link that created it; the other workspace's never applies.
+      const created = outcomes.find((outcome) => outcome._tag === "Right")!
+      expect(created._tag === "Right" && created.right.person.name).toBe(created._tag === "Right" && created.right.workspaceId === one.id ? "From One" : "From Two")
     }))
 
   it.effect("never leaves a workspace without an active admin", () =>
@@ -103,7 +160,7 @@ export const membersContract = (it: Vitest.MethodsNonLive<Members | Workspaces, 
       // An invited admin does not count: they have not accepted.
       const invited = yield* members.invite(owner.id, { email: uniqueEmail("eve"), role: "admin" })
       expect((yield* Effect.flip(members.setRole(owner.id, admin.id, "member")))._tag).toBe("LastAdmin")
-      yield* members.accept(invited.token, password, undefined)
+      yield* members.acceptWithNewAccount(invited.token, password, undefined)
       expect((yield* members.setRole(owner.id, admin.id, "member")).role).toBe("member")
       expect((yield* members.remove(owner.id, admin.id)).id).toBe(admin.id)
       expect((yield* members.list(owner.id)).map((m) => m.id)).toEqual([invited.member.id])

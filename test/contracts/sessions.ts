@@ -17,9 +17,9 @@ export const sessionsContract = (it: Vitest.MethodsNonLive<Sessions | Members | 
     const owner = yield* Effect.flatMap(Workspaces, (workspaces) => workspaces.create(uniqueName("Sessions"), {}))
     const email = uniqueEmail("sam")
     const first = yield* members.invite(owner.id, { email, name: "Sam", role: "admin" })
-    const { person } = yield* members.accept(first.token, password, undefined)
+    const { person } = yield* members.acceptWithNewAccount(first.token, password, undefined)
     const helper = yield* members.invite(owner.id, { email: uniqueEmail("helper"), role: "admin" })
-    yield* members.accept(helper.token, password, undefined)
+    yield* members.acceptWithNewAccount(helper.token, password, undefined)
     return { owner, member: first.member, person, email }
   })
 
@@ -52,7 +52,7 @@ export const sessionsContract = (it: Vitest.MethodsNonLive<Sessions | Members | 
       expect(yield* sessions.resolve("not a session")).toEqual(Option.none())
     }))
 
-  it.effect("a removal from a workspace, or a new password, ends every session of the person", () =>
+  it.effect("a removal from the person's last workspace ends every session of theirs; other workspaces cannot end them", () =>
     Effect.gen(function*() {
       const sessions = yield* Sessions
       const members = yield* Members
@@ -60,13 +60,20 @@ export const sessionsContract = (it: Vitest.MethodsNonLive<Sessions | Members | 
       const bystander = yield* sessions.open("operator")
       const first = yield* sessions.open({ personId: person.id })
       const second = yield* sessions.open({ personId: person.id })
-      const again = yield* members.invite(owner.id, { email, role: "admin" })
-      yield* members.accept(again.token, `${password} 2`, undefined)
+      // Another workspace invites the person, accepted by them, then removes them again; an invitation never
+      // accepted is removed too: none of it ends a session, the person still belongs to `owner`.
+      const other = yield* Effect.flatMap(Workspaces, (workspaces) => workspaces.create(uniqueName("Other"), {}))
+      const joined = yield* members.invite(other.id, { email, role: "member" })
+      yield* members.acceptAs(joined.token, person.id)
+      yield* members.remove(other.id, joined.member.id)
+      const pending = yield* members.invite(other.id, { email, role: "member" })
+      yield* members.remove(other.id, pending.member.id)
+      expect(Option.isSome(yield* sessions.resolve(first.id))).toBe(true)
+      expect(Option.isSome(yield* sessions.resolve(second.id))).toBe(true)
+      // Removed from their last workspace: every session ends.
+      yield* members.remove(owner.id, member.id)
       expect(yield* sessions.resolve(first.id)).toEqual(Option.none())
       expect(yield* sessions.resolve(second.id)).toEqual(Option.none())
-      const third = yield* sessions.open({ personId: person.id })
-      yield* members.remove(owner.id, member.id)
-      expect(yield* sessions.resolve(third.id)).toEqual(Option.none())
       expect(Option.isSome(yield* sessions.resolve(bystander.id))).toBe(true)
     }))
 }

@@ -1,13 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option, TestClock } from "effect"
 import { invitationLifetime, Members } from "../../src/services/Members"
+import { passwordResetLifetime, Passwords } from "../../src/services/Passwords"
 import { sessionIdleTimeout, sessionLifetime, Sessions } from "../../src/services/Sessions"
 import { signInWindow, SignInThrottle } from "../../src/services/SignInThrottle"
 import { Workspaces } from "../../src/services/Workspaces"
 
 // What the contract suites cannot check on PostgreSQL (its clock is the database's): expiry in the
 // in-memory backings, which read the Effect Clock, so the TestClock moves time.
-const People = Layer.mergeAll(Sessions.memory, Members.memory, SignInThrottle.memory).pipe(Layer.provideMerge(Workspaces.memory))
+const People = Layer.mergeAll(Sessions.memory, Members.memory, Passwords.memory, SignInThrottle.memory).pipe(Layer.provideMerge(Workspaces.memory))
 
 describe("expiry in the in-memory people stores", () => {
   it.effect("a session ends after the idle timeout, and at its lifetime however often it is used", () =>
@@ -35,8 +36,24 @@ describe("expiry in the in-memory people stores", () => {
       yield* TestClock.adjust(Duration.subtract(invitationLifetime, "1 second"))
       expect((yield* members.invitation(invitation.token)).email).toBe("late@example.com")
       yield* TestClock.adjust("1 second")
-      const gone = yield* Effect.flip(members.accept(invitation.token, "correct horse battery staple", undefined))
+      const gone = yield* Effect.flip(members.acceptWithNewAccount(invitation.token, "correct horse battery staple", undefined))
       expect(gone._tag === "InvitationGone" && gone.reason).toBe("expired")
+    }).pipe(Effect.provide(People)))
+
+  it.effect("a password-reset link expires after an hour", () =>
+    Effect.gen(function*() {
+      const members = yield* Members
+      const passwords = yield* Passwords
+      const workspace = yield* Effect.flatMap(Workspaces, (w) => w.create("Reset expiry", {}))
+      const invitation = yield* members.invite(workspace.id, { email: "reset@example.com", role: "member" })
+      yield* members.acceptWithNewAccount(invitation.token, "correct horse battery staple", undefined)
+      const link = yield* passwords.issueReset("reset@example.com")
+      yield* TestClock.adjust(Duration.subtract(passwordResetLifetime, "1 second"))
+      expect((yield* passwords.resetLink(link.token)).email).toBe("reset@example.com")
+      yield* TestClock.adjust("1 second")
+      const gone = yield* Effect.flip(passwords.useReset(link.token, "another long passphrase"))
+      expect(gone._tag === "ResetLinkGone" && gone.reason).toBe("expired")
+      expect(Option.isSome(yield* members.verify("reset@example.com", "correct horse battery staple"))).toBe(true)
     }).pipe(Effect.provide(People)))
 
   it.effect("a throttled email is let in again when its oldest counted failure leaves the window", () =>

@@ -11,6 +11,7 @@ import { AuditLog } from "../../src/services/AuditLog"
 import { freePort } from "../../src/services/EmbeddedPostgres"
 import { ExportStorage } from "../../src/services/ExportStorage"
 import { Members } from "../../src/services/Members"
+import { Passwords } from "../../src/services/Passwords"
 import { Readiness } from "../../src/services/Readiness"
 import { Sessions } from "../../src/services/Sessions"
 import { SigningSecret } from "../../src/services/SigningSecret"
@@ -53,6 +54,7 @@ const linkedMemoryExportStorage = Layer.effect(
  */
 export const MemoryStores = Layer.mergeAll(
   Members.memory,
+  Passwords.memory,
   Sessions.memory,
   SignInThrottle.memory,
   AuditLog.memory,

@@ -11,7 +11,9 @@ const Name = Schema.String.pipe(
 export const MemberView = Schema.Struct({
   id: Schema.String,
   email: Schema.String,
-  name: Schema.NullOr(Schema.String),
+  name: Schema.NullOr(Schema.String).annotations({
+    description: "Active: the person's name. Invited: the name the inviter suggested (never an existing person's own)."
+  }),
   role: MemberRole,
   status: Schema.Literal("invited", "active"),
   createdAt: Schema.String
@@ -37,3 +39,9 @@ export const AuditView = Schema.Struct({
 export const AuditPageView = Schema.Struct({ data: Schema.Array(AuditView), nextCursor: Schema.NullOr(Schema.String) })
   .annotations({ identifier: "AuditPage" })
 
+
+export const PasswordResetRequest = Schema.Struct({ email: Email }).annotations({ identifier: "PasswordResetRequest", ...strictParse })
+export const PasswordResetLinkView = Schema.Struct({
+  resetUrl: Schema.String.annotations({ description: "Single-use link, valid 1 hour. Shown only in this response." }),
+  expiresAt: Schema.String
+}).annotations({ identifier: "PasswordResetLink" })

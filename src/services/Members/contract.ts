@@ -11,6 +11,10 @@ export interface Member {
   readonly workspaceId: string
   readonly personId: string
   readonly email: string
+  /**
+   * Active: the person's own name. Invited: the name the inviter gave (never the person's: an invitation
+   * tells the inviter nothing about an existing account).
+   */
   readonly name: string | null
   readonly role: MemberRole
   readonly status: "invited" | "active"
@@ -30,14 +34,23 @@ export interface Invitation {
   readonly expiresAt: Date
 }
 
+/**
+ * What an invitation link shows whoever holds it: whom (the email the inviter typed, the name they
+ * suggested) into which workspace. Nothing about the person's account: whether it exists, its name,
+ * its other workspaces.
+ */
 export interface InvitationInfo {
   readonly email: string
   readonly name: string | null
   readonly role: MemberRole
   readonly workspace: { readonly id: string; readonly name: string }
   readonly expiresAt: Date
-  /** The person already has a password (accepting replaces it). */
-  readonly hasPassword: boolean
+}
+
+/** An accepted invitation: the person (as they are now) and the workspace they joined. */
+export interface Accepted {
+  readonly person: Person
+  readonly workspaceId: string
 }
 
 export interface Membership {
@@ -51,6 +64,10 @@ export class MemberNotFound extends Data.TaggedError("MemberNotFound")<{ readonl
 export class LastAdmin extends Data.TaggedError("LastAdmin")<{}> {}
 /** The invitation does not exist, was used, or expired. */
 export class InvitationGone extends Data.TaggedError("InvitationGone")<{ readonly reason: "unknown" | "used" | "expired" }> {}
+/** The invited email already has an account: a link never sets its password. Nothing changed; the link still works. */
+export class AccountExists extends Data.TaggedError("AccountExists")<{}> {}
+/** The invitation is for another person than the one accepting it. Nothing changed. */
+export class NotInvitee extends Data.TaggedError("NotInvitee")<{}> {}
 
 /** What every backing of Members provides (the Members Tag's shape). */
 export interface MembersShape {
@@ -65,15 +82,28 @@ export interface MembersShape {
     memberId: string,
     role: MemberRole
   ) => Effect.Effect<Member, MemberNotFound | LastAdmin | StorageFailure>
-  /** Removes the membership and ends every session of the person at once. */
+  /**
+   * Removes the membership: the person's access to the workspace ends at once (every call checks it). Their
+   * sessions end too when no active membership is left, never otherwise: one workspace's admin cannot sign a
+   * person out of the others.
+   */
   readonly remove: (workspaceId: string, memberId: string) => Effect.Effect<Member, MemberNotFound | LastAdmin | StorageFailure>
   readonly invitation: (token: string) => Effect.Effect<InvitationInfo, InvitationGone | StorageFailure>
-  /** Sets the password (and name), activates the membership, uses up the link. */
-  readonly accept: (
+  /**
+   * For an email without an account: creates it — the password, and the name given (else the inviter's
+   * suggestion) —, activates the membership and uses up the link, in one step. AccountExists when the email
+   * has an account by then: nothing changes.
+   */
+  readonly acceptWithNewAccount: (
     token: string,
     password: string,
     name: string | undefined
-  ) => Effect.Effect<{ readonly person: Person; readonly workspaceId: string }, InvitationGone | StorageFailure>
+  ) => Effect.Effect<Accepted, InvitationGone | AccountExists | StorageFailure>
+  /**
+   * The invited person themselves, proven by the caller (their session, or their password just checked):
+   * activates the membership and uses up the link; nothing of the account changes. NotInvitee for anyone else.
+   */
+  readonly acceptAs: (token: string, personId: string) => Effect.Effect<Accepted, InvitationGone | NotInvitee | StorageFailure>
   /** The person with this email and password, or None; costs the same whether or not the email exists. */
   readonly verify: (email: string, password: string) => Effect.Effect<Option.Option<Person>, StorageFailure>
   readonly personByEmail: (email: string) => Effect.Effect<Option.Option<Person>, StorageFailure>

@@ -2,9 +2,11 @@ import { Duration, Effect, Either, Option, Ref } from "effect"
 import * as crypto from "node:crypto"
 import { type MemberRole, normalizeEmail } from "../../domain/console"
 import { decoyHash, generateToken, hashPassword, hashToken, isWellFormedToken, verifyPassword } from "../../domain/password"
-import { currentDate, type MembershipRow, PeopleTables, type PeopleState, withoutSessionsOf } from "../peopleTables"
+import { currentDate, type InvitationRow, type MembershipRow, PeopleTables, type PeopleState, withoutSessionsOf } from "../peopleTables"
 import { Workspaces } from "../Workspaces"
 import {
+  type Accepted,
+  AccountExists,
   InvitationGone,
   invitationLifetime,
   LastAdmin,
@@ -12,7 +14,7 @@ import {
   type Membership,
   MemberNotFound,
   type MembersShape,
-  type Person
+  NotInvitee
 } from "./contract"
 
 /**
@@ -31,7 +33,7 @@ export const makeMemoryMembers: Effect.Effect<MembersShape, never, PeopleTables 
       workspaceId: row.workspaceId,
       personId: row.personId,
       email: person.email,
-      name: person.name,
+      name: row.acceptedAt === null ? row.invitedName : person.name,
       role: row.role,
       status: row.acceptedAt === null ? "invited" : "active",
       createdAt: row.createdAt
@@ -57,6 +59,13 @@ export const makeMemoryMembers: Effect.Effect<MembersShape, never, PeopleTables 
     return Either.right({ invitation, membership, person: state.people.get(membership.personId)! })
   }
 
+  /** The membership active and the link used up. */
+  const activated = (state: PeopleState, invitation: InvitationRow, membership: MembershipRow, now: Date): PeopleState => ({
+    ...state,
+    memberships: new Map(state.memberships).set(membership.id, { ...membership, acceptedAt: membership.acceptedAt ?? now }),
+    invitations: new Map(state.invitations).set(invitation.id, { ...invitation, usedAt: now })
+  })
+
   const personByEmail = (email: string) =>
     Effect.map(Ref.get(tables), (state) =>
       Option.fromNullable([...state.people.values()].find((person) => person.email === normalizeEmail(email))))
@@ -70,15 +79,22 @@ export const makeMemoryMembers: Effect.Effect<MembersShape, never, PeopleTables 
         const expiresAt = new Date(now.getTime() + Duration.toMillis(invitationLifetime))
         const email = normalizeEmail(input.email)
         const outcome = yield* Ref.modify(tables, (state): [Either.Either<Member, LastAdmin>, PeopleState] => {
-          const known = [...state.people.values()].find((person) => person.email === email)
-          const person = known === undefined
-            ? { id: crypto.randomUUID(), email, name: input.name ?? null, passwordHash: null }
-            : { ...known, name: input.name ?? known.name }
+          // A known person is left exactly as they are: the inviter's name goes on the membership only.
+          const person = [...state.people.values()].find((person) => person.email === email) ??
+            { id: crypto.randomUUID(), email, name: null, passwordHash: null }
           const existing = [...state.memberships.values()].find((row) => row.workspaceId === workspaceId && row.personId === person.id)
           if (existing !== undefined && leavesNoAdmin(state, existing, input.role)) return [Either.left(new LastAdmin()), state]
           const membership: MembershipRow = existing === undefined
-            ? { id: crypto.randomUUID(), workspaceId, personId: person.id, role: input.role, acceptedAt: null, createdAt: now }
-            : { ...existing, role: input.role }
+            ? {
+              id: crypto.randomUUID(),
+              workspaceId,
+              personId: person.id,
+              role: input.role,
+              invitedName: input.name ?? null,
+              acceptedAt: null,
+              createdAt: now
+            }
+            : { ...existing, role: input.role, invitedName: input.name ?? existing.invitedName }
           // Outstanding links of this membership stop working: only the newest one counts.
           const invitations = new Map([...state.invitations].map(([id, row]) =>
             [id, row.memberId === membership.id && row.usedAt === null ? { ...row, usedAt: now } : row] as const
@@ -128,7 +144,9 @@ export const makeMemoryMembers: Effect.Effect<MembersShape, never, PeopleTables 
         memberships.delete(memberId)
         // Its invitations go with it (ON DELETE CASCADE).
         const invitations = new Map([...state.invitations].filter(([, invitation]) => invitation.memberId !== memberId))
-        return [Either.right(toMember(state, row)), withoutSessionsOf({ ...state, memberships, invitations }, row.personId)]
+        const next = { ...state, memberships, invitations }
+        const stillActive = [...memberships.values()].some((other) => other.personId === row.personId && other.acceptedAt !== null)
+        return [Either.right(toMember(state, row)), stillActive ? next : withoutSessionsOf(next, row.personId)]
       })),
     invitation: (token) =>
       Effect.gen(function*() {
@@ -138,38 +156,40 @@ export const makeMemoryMembers: Effect.Effect<MembersShape, never, PeopleTables 
         const workspace = yield* Effect.orDie(workspaces.get(membership.workspaceId))
         return {
           email: person.email,
-          name: person.name,
+          name: membership.invitedName,
           role: membership.role,
           workspace: { id: workspace.id, name: workspace.name },
-          expiresAt: invitation.expiresAt,
-          hasPassword: person.passwordHash !== null
+          expiresAt: invitation.expiresAt
         }
       }),
-    accept: (token, password, name) =>
+    acceptWithNewAccount: (token, password, name) =>
       Effect.gen(function*() {
         const hash = yield* hashPassword(password)
         const now = yield* currentDate
-        const outcome = yield* Ref.modify(
-          tables,
-          (state): [Either.Either<{ readonly person: Person; readonly workspaceId: string }, InvitationGone>, PeopleState] => {
-            const live = liveInvitation(state, token, now)
-            if (Either.isLeft(live)) return [Either.left(live.left), state]
-            const { invitation, membership, person } = live.right
-            const updated = { ...person, passwordHash: hash, name: name ?? person.name }
-            const next = withoutSessionsOf({
-              ...state,
-              people: new Map(state.people).set(person.id, updated),
-              memberships: new Map(state.memberships).set(membership.id, { ...membership, acceptedAt: membership.acceptedAt ?? now }),
-              invitations: new Map(state.invitations).set(invitation.id, { ...invitation, usedAt: now })
-            }, person.id)
-            return [
-              Either.right({ person: { id: updated.id, email: updated.email, name: updated.name }, workspaceId: membership.workspaceId }),
-              next
-            ]
-          }
-        )
-        return yield* outcome
+        return yield* Effect.flatten(Ref.modify(tables, (state): [Either.Either<Accepted, InvitationGone | AccountExists>, PeopleState] => {
+          const live = liveInvitation(state, token, now)
+          if (Either.isLeft(live)) return [Either.left(live.left), state]
+          const { invitation, membership, person } = live.right
+          if (person.passwordHash !== null) return [Either.left(new AccountExists()), state]
+          const created = { ...person, passwordHash: hash, name: name ?? membership.invitedName }
+          return [
+            Either.right({ person: { id: created.id, email: created.email, name: created.name }, workspaceId: membership.workspaceId }),
+            activated({ ...state, people: new Map(state.people).set(person.id, created) }, invitation, membership, now)
+          ]
+        }))
       }),
+    acceptAs: (token, personId) =>
+      Effect.flatMap(currentDate, (now) =>
+        Effect.flatten(Ref.modify(tables, (state): [Either.Either<Accepted, InvitationGone | NotInvitee>, PeopleState] => {
+          const live = liveInvitation(state, token, now)
+          if (Either.isLeft(live)) return [Either.left(live.left), state]
+          const { invitation, membership, person } = live.right
+          if (person.id !== personId || person.passwordHash === null) return [Either.left(new NotInvitee()), state]
+          return [
+            Either.right({ person: { id: person.id, email: person.email, name: person.name }, workspaceId: membership.workspaceId }),
+            activated(state, invitation, membership, now)
+          ]
+        }))),
     verify: (email, password) =>
       Effect.gen(function*() {
         const found = yield* personByEmail(email)

@@ -4,7 +4,17 @@ import { type MemberRole, normalizeEmail } from "../../domain/console"
 import { decoyHash, generateToken, hashPassword, hashToken, isWellFormedToken, verifyPassword } from "../../domain/password"
 import { orStorageFailure } from "../orStorageFailure"
 import { isUuid, Workspaces } from "../Workspaces"
-import { InvitationGone, invitationLifetime, LastAdmin, type Member, MemberNotFound, type MembersShape } from "./contract"
+import {
+  type Accepted,
+  AccountExists,
+  InvitationGone,
+  invitationLifetime,
+  LastAdmin,
+  type Member,
+  MemberNotFound,
+  type MembersShape,
+  NotInvitee
+} from "./contract"
 
 /** Members over PostgreSQL: each change one transaction, the workspace's rows locked against a concurrent one. */
 export const makePostgresMembers: Effect.Effect<MembersShape, never, SqlClient.SqlClient | Workspaces> = Effect.gen(function*() {
@@ -30,8 +40,11 @@ export const makePostgresMembers: Effect.Effect<MembersShape, never, SqlClient.S
     status: row.accepted_at === null ? "invited" : "active",
     createdAt: row.created_at
   })
+  // While invited, the name is the inviter's suggestion, never the person's own (which tells of an account).
   const selectMembers = sql`
-    SELECT m.id, m.workspace_id, m.person_id, p.email, p.name, m.role, m.accepted_at, m.created_at
+    SELECT m.id, m.workspace_id, m.person_id, p.email,
+           CASE WHEN m.accepted_at IS NULL THEN m.invited_name ELSE p.name END AS name,
+           m.role, m.accepted_at, m.created_at
     FROM workspace_members m JOIN people p ON p.id = m.person_id`
 
   const findMember = (workspaceId: string, memberId: string, lock = false) =>
@@ -69,12 +82,11 @@ export const makePostgresMembers: Effect.Effect<MembersShape, never, SqlClient.S
       workspace_name: string
       person_id: string
       email: string
-      name: string | null
+      invited_name: string | null
       role: MemberRole
-      password_hash: string | null
     }>`
       SELECT i.id AS invitation_id, i.expires_at, i.used_at, m.id AS member_id, m.workspace_id,
-             w.name AS workspace_name, p.id AS person_id, p.email, p.name, m.role, p.password_hash
+             w.name AS workspace_name, p.id AS person_id, p.email, m.invited_name, m.role
       FROM invitations i JOIN workspace_members m ON m.id = i.member_id
       JOIN people p ON p.id = m.person_id JOIN workspaces w ON w.id = m.workspace_id
       WHERE i.token_hash = ${hashToken(token)} ${lock ? sql`FOR UPDATE OF i` : sql``}`
@@ -90,6 +102,13 @@ export const makePostgresMembers: Effect.Effect<MembersShape, never, SqlClient.S
       return row
     })
 
+  /** The membership active and the link used up (inside the caller's transaction, the invitation row locked). */
+  const activate = (row: { readonly invitation_id: string; readonly member_id: string }) =>
+    Effect.zipRight(
+      sql`UPDATE invitations SET used_at = now() WHERE id = ${row.invitation_id}`,
+      sql`UPDATE workspace_members SET accepted_at = coalesce(accepted_at, now()) WHERE id = ${row.member_id}`
+    )
+
   const personByEmail = (email: string) =>
     sql<{ id: string; email: string; name: string | null; password_hash: string | null }>`
       SELECT id, email, name, password_hash FROM people WHERE email = ${normalizeEmail(email)}`.pipe(
@@ -102,10 +121,11 @@ export const makePostgresMembers: Effect.Effect<MembersShape, never, SqlClient.S
         yield* workspaces.get(workspaceId)
         yield* lockWorkspace(workspaceId)
         const email = normalizeEmail(input.email)
+        // A known person is left exactly as they are (the no-op update only returns their id): the
+        // inviter's name goes on the membership.
         const [person] = yield* sql<{ id: string }>`
-          INSERT INTO people (email, name) VALUES (${email}, ${input.name ?? null})
-          ON CONFLICT (email) DO UPDATE SET
-            name = coalesce(EXCLUDED.name, people.name), updated_at = now()
+          INSERT INTO people (email) VALUES (${email})
+          ON CONFLICT (email) DO UPDATE SET email = EXCLUDED.email
           RETURNING id`
         const existing = yield* sql<{ id: string }>`
           SELECT id FROM workspace_members WHERE workspace_id = ${workspaceId} AND person_id = ${person!.id}`
@@ -114,13 +134,14 @@ export const makePostgresMembers: Effect.Effect<MembersShape, never, SqlClient.S
           memberId = existing[0].id
           const member = yield* findMember(workspaceId, memberId, true)
           yield* guardLastAdmin(member, input.role)
-          yield* sql`UPDATE workspace_members SET role = ${input.role} WHERE id = ${memberId}`
+          yield* sql`UPDATE workspace_members SET role = ${input.role}, invited_name = coalesce(${input.name ?? null}, invited_name)
+                     WHERE id = ${memberId}`
           // Outstanding links of this membership stop working: only the newest one counts.
           yield* sql`UPDATE invitations SET used_at = now() WHERE member_id = ${memberId} AND used_at IS NULL`
         } else {
           const [created] = yield* sql<{ id: string }>`
-            INSERT INTO workspace_members (workspace_id, person_id, role)
-            VALUES (${workspaceId}, ${person!.id}, ${input.role}) RETURNING id`
+            INSERT INTO workspace_members (workspace_id, person_id, role, invited_name)
+            VALUES (${workspaceId}, ${person!.id}, ${input.role}, ${input.name ?? null}) RETURNING id`
           memberId = created!.id
         }
         const token = generateToken()
@@ -152,34 +173,44 @@ export const makePostgresMembers: Effect.Effect<MembersShape, never, SqlClient.S
         const member = yield* findMember(workspaceId, memberId, true)
         yield* guardLastAdmin(member, "removed")
         yield* sql`DELETE FROM workspace_members WHERE id = ${memberId}`
-        yield* sql`DELETE FROM console_sessions WHERE person_id = ${member.personId}`
+        // Sessions end with the person's last active membership only: no workspace signs a person out of the others.
+        yield* sql`DELETE FROM console_sessions WHERE person_id = ${member.personId} AND NOT EXISTS (
+                     SELECT 1 FROM workspace_members WHERE person_id = ${member.personId} AND accepted_at IS NOT NULL)`
         return member
       }))),
     invitation: (token) =>
       orStorageFailure(liveInvitation(token, false)).pipe(Effect.map((row) => ({
         email: row.email,
-        name: row.name,
+        name: row.invited_name,
         role: row.role,
         workspace: { id: row.workspace_id, name: row.workspace_name },
-        expiresAt: row.expires_at,
-        hasPassword: row.password_hash !== null
+        expiresAt: row.expires_at
       }))),
-    accept: (token, password, name) =>
+    acceptWithNewAccount: (token, password, name) =>
       Effect.gen(function*() {
         // Hashed before the transaction: no row lock is held while scrypt runs.
         const hash = yield* hashPassword(password)
         return yield* orStorageFailure(sql.withTransaction(Effect.gen(function*() {
           const row = yield* liveInvitation(token, true)
-          yield* sql`UPDATE invitations SET used_at = now() WHERE id = ${row.invitation_id}`
-          yield* sql`UPDATE workspace_members SET accepted_at = coalesce(accepted_at, now()) WHERE id = ${row.member_id}`
+          // Only a person without a password gets one: the condition and the write are one statement, so two
+          // links of one new email (two workspaces) cannot both set it.
           const [person] = yield* sql<{ id: string; email: string; name: string | null }>`
-            UPDATE people SET password_hash = ${hash}, name = coalesce(${name ?? null}, name), updated_at = now()
-            WHERE id = ${row.person_id} RETURNING id, email, name`
-          // A new password ends the sessions opened with the old one.
-          yield* sql`DELETE FROM console_sessions WHERE person_id = ${row.person_id}`
-          return { person: person!, workspaceId: row.workspace_id }
+            UPDATE people SET password_hash = ${hash}, name = ${name ?? row.invited_name}, updated_at = now()
+            WHERE id = ${row.person_id} AND password_hash IS NULL RETURNING id, email, name`
+          if (person === undefined) return yield* Effect.fail(new AccountExists())
+          yield* activate(row)
+          return { person, workspaceId: row.workspace_id } satisfies Accepted
         })))
       }),
+    acceptAs: (token, personId) =>
+      orStorageFailure(sql.withTransaction(Effect.gen(function*() {
+        const row = yield* liveInvitation(token, true)
+        const [person] = yield* sql<{ id: string; email: string; name: string | null }>`
+          SELECT id, email, name FROM people WHERE id = ${row.person_id} AND password_hash IS NOT NULL`
+        if (person === undefined || person.id !== personId) return yield* Effect.fail(new NotInvitee())
+        yield* activate(row)
+        return { person, workspaceId: row.workspace_id } satisfies Accepted
+      }))),
     verify: (email, password) =>
       Effect.gen(function*() {
         const found = yield* orStorageFailure(personByEmail(email))
