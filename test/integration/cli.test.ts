@@ -62,6 +62,20 @@ describe("operator CLI", () => {
     expect(found.data.map((w) => w.id)).toEqual([workspace.id])
     const audit = JSON.parse((await cli("audit", workspace.id, "--action", "member.removed")).stdout) as { data: Array<{ target: string }> }
     expect(audit.data).toEqual([expect.objectContaining({ actor: "operator", target: "two@example.com" })])
+    // The operator's password-reset link for a person with an account; none for an email without one.
+    const accepted = await fetch(`${app.current.url}/console/api/invitations/${invited.invitationUrl.split("/").at(-1)}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: app.current.origin },
+      body: JSON.stringify({ password: "correct horse battery staple" })
+    })
+    expect(accepted.status).toBe(200)
+    const reset = await cli("person", "reset-password", "--email", "cli@example.com")
+    expect(reset.code).toBe(0)
+    expect(JSON.parse(reset.stdout)).toEqual({ resetUrl: expect.stringContaining("/api/public/console/password-resets/"), expiresAt: expect.any(String) })
+    const noAccount = await cli("person", "reset-password", "--email", "nobody@example.com")
+    expect(noAccount.code).toBe(1)
+    expect(noAccount.stderr).toContain("404")
+    expect((await cli("person", "reset-password")).stderr).toContain("--email")
     const badRole = await cli("member", "invite", workspace.id, "--email", "x@example.com", "--role", "owner")
     expect(badRole.code).toBe(1)
     expect(badRole.stderr).toContain("--role")

@@ -21,7 +21,7 @@ describe("the console on the in-memory app", () => {
     expect(invited.body).toMatchObject({ email: "ada@example.com", name: "Ada", role: "admin", status: "invited" })
     const token = tokenOf(invited.body.invitationUrl)
     expect((await consoleCall(app.current, "GET", `/console/api/invitations/${token}`)).body)
-      .toMatchObject({ email: "ada@example.com", role: "admin", workspace: { id: workspace.id, name: "Invited" }, hasPassword: false })
+      .toEqual({ email: "ada@example.com", name: "Ada", role: "admin", workspace: { id: workspace.id, name: "Invited" }, expiresAt: expect.any(String) })
 
     const accepted = await consoleCall(app.current, "POST", `/console/api/invitations/${token}`, { body: { password } })
     expect(accepted.status).toBe(200)

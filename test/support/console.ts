@@ -32,9 +32,12 @@ export const tokenOf = (invitationUrl: string): string => invitationUrl.split("/
 
 export const password = "correct horse battery staple"
 
-/** Invites through the admin API and accepts: the person's session cookie and member id. */
-export const invitePerson = async (app: RunningApp, workspaceId: string, email: string, role: "admin" | "member") => {
-  const invited = await call(app, "POST", `/admin/workspaces/${workspaceId}/members`, { token: testAdminToken, body: { email, role } })
+/** Invites a new email through the admin API and accepts with a new password: the person's session cookie and member id. */
+export const invitePerson = async (app: RunningApp, workspaceId: string, email: string, role: "admin" | "member", name?: string) => {
+  const invited = await call(app, "POST", `/admin/workspaces/${workspaceId}/members`, {
+    token: testAdminToken,
+    body: { email, role, ...(name === undefined ? {} : { name }) }
+  })
   expect(invited.status, JSON.stringify(invited.body)).toBe(201)
   const accepted = await consoleCall(app, "POST", `/console/api/invitations/${tokenOf(invited.body.invitationUrl)}`, { body: { password } })
   expect(accepted.status, JSON.stringify(accepted.body)).toBe(200)
