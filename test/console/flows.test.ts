@@ -12,6 +12,7 @@ import { ingest, message } from "../support/usage"
 import { checkPage, hasChromium, newContext, useBrowser } from "./browser"
 
 const strongPassword = "correct horse battery staple"
+const newPassword = "a brand new passphrase"
 
 /** Whether this build has the console API (it lands apart from the pages); without it these flows cannot run. */
 const hasConsoleApi = async (app: RunningApp): Promise<boolean> => (await fetch(`${app.url}/console/api/session`)).status !== 404
@@ -25,8 +26,11 @@ const eventually = async (check: () => Promise<boolean>, what: string, timeoutMs
   }
 }
 
-const invite = async (app: RunningApp, workspaceId: string, email: string, role: "admin" | "member"): Promise<string> => {
-  const answer = await call(app, "POST", `/admin/workspaces/${workspaceId}/members`, { token: testAdminToken, body: { email, role } })
+const invite = async (app: RunningApp, workspaceId: string, email: string, role: "admin" | "member", name?: string): Promise<string> => {
+  const answer = await call(app, "POST", `/admin/workspaces/${workspaceId}/members`, {
+    token: testAdminToken,
+    body: { email, role, ...(name === undefined ? {} : { name }) }
+  })
   if (answer.status !== 201) throw new Error(`invitation failed: ${answer.status} ${JSON.stringify(answer.body)}`)
   return (answer.body as { invitationUrl: string }).invitationUrl
 }
@@ -218,6 +222,111 @@ describe.skipIf(!hasChromium)("web console flows (real API)", { timeout: 180_000
     })
     expect(exporting.status()).toBe(403)
     await member.close()
+  })
+
+  it("an existing person joins another workspace from its link: a new password is refused, their current one accepts", async (ctx) => {
+    if (!available) return ctx.skip()
+    const second = (await createWorkspace(app.current, "Second Flows")).id
+    const url = await invite(app.current, second, "ada@example.com", "member", "Not Ada")
+    const context = await newContext(browser.current)
+    const page = await context.newPage()
+    await page.goto(url)
+    await page.getByRole("heading", { level: 1, name: "Accept your invitation" }).waitFor()
+    await page.getByRole("heading", { level: 2, name: "Already have an account? Sign in to accept" }).waitFor()
+    // Whoever holds the link cannot choose Ada's password.
+    await page.getByLabel("Password", { exact: true }).fill("the link holder's choice")
+    await page.getByLabel("Repeat password").fill("the link holder's choice")
+    await page.getByRole("button", { name: "Set password" }).click()
+    await page.getByText(/The invitation was not accepted/).waitFor()
+    await checkPage(page, "flow-13-invitation-existing-refused")
+    // Ada herself signs in on the page with her current password and joins; her name stays hers.
+    await page.getByLabel("Current password").fill(strongPassword)
+    await page.getByRole("button", { name: "Sign in and accept" }).click()
+    await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor()
+    await page.getByRole("combobox", { name: "Workspace" }).selectOption({ label: "Second Flows" })
+    await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor()
+    const me = await page.request.get(`${app.current.url}/console/api/session`)
+    expect(((await me.json()) as { member: { name: string } }).member.name).toBe("Ada Admin")
+    await checkPage(page, "flow-14-joined-second-workspace")
+    await context.close()
+  })
+
+  it("the invited person, already signed in, accepts with one click", async (ctx) => {
+    if (!available) return ctx.skip()
+    const third = (await createWorkspace(app.current, "Third Flows")).id
+    const url = await invite(app.current, third, "ada@example.com", "member")
+    await adminPage.goto(url)
+    await adminPage.getByText("You are signed in as").waitFor()
+    expect(await adminPage.getByLabel(/password/i).count()).toBe(0)
+    await checkPage(adminPage, "flow-15-invitation-signed-in")
+    await adminPage.getByRole("button", { name: "Accept invitation" }).click()
+    await adminPage.getByRole("heading", { level: 1, name: "Overview" }).waitFor()
+    expect(await adminPage.getByRole("combobox", { name: "Workspace" }).getByRole("option").allTextContents()).toContain("Third Flows")
+  })
+
+  it("a person changes their own password from the header; their other session ends", async (ctx) => {
+    if (!available) return ctx.skip()
+    const url = await invite(app.current, workspaceId, "pat@example.com", "member")
+    const here = await newContext(browser.current)
+    const page = await here.newPage()
+    await acceptInvitation(page, url, "Pat", undefined, "API keys")
+    const elsewhere = await newContext(browser.current)
+    const other = await elsewhere.newPage()
+    await other.goto(`${app.current.url}/console/login`)
+    await other.getByLabel("Email").fill("pat@example.com")
+    await other.getByLabel("Password", { exact: true }).fill(strongPassword)
+    await other.getByRole("button", { name: "Sign in", exact: true }).click()
+    await other.getByRole("heading", { level: 1, name: "API keys" }).waitFor()
+
+    await page.getByRole("link", { name: "Change password" }).click()
+    await page.getByRole("heading", { level: 1, name: "Change password" }).waitFor()
+    await page.getByLabel("Current password").fill(strongPassword)
+    await page.getByLabel("New password", { exact: true }).fill(" ".repeat(12))
+    await page.getByLabel("Repeat new password").fill(" ".repeat(12))
+    await page.getByRole("button", { name: "Change password" }).click()
+    await page.getByText("The password must not be only white space.").waitFor()
+    await page.getByLabel("New password", { exact: true }).fill(newPassword)
+    await page.getByLabel("Repeat new password").fill(newPassword)
+    await page.getByRole("button", { name: "Change password" }).click()
+    await page.getByText("Your password was changed. Every other session has ended.").waitFor()
+    await checkPage(page, "flow-16-password-changed")
+    // This session goes on; the other one is over at its next call.
+    await page.getByRole("link", { name: "Back to your workspace" }).click()
+    await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor()
+    await other.getByRole("navigation", { name: "Workspace" }).getByRole("link", { name: "Models", exact: true }).click()
+    await other.getByText("Your session has ended. Sign in again.").waitFor()
+    await here.close()
+    await elsewhere.close()
+  })
+
+  it("the operator's reset link sets a new password and signs in; the person's sessions end", async (ctx) => {
+    if (!available) return ctx.skip()
+    const signedIn = await newContext(browser.current)
+    const before = await signedIn.newPage()
+    await before.goto(`${app.current.url}/console/login`)
+    await before.getByLabel("Email").fill("pat@example.com")
+    await before.getByLabel("Password", { exact: true }).fill(newPassword)
+    await before.getByRole("button", { name: "Sign in", exact: true }).click()
+    await before.getByRole("heading", { level: 1, name: "API keys" }).waitFor()
+
+    const issued = await call(app.current, "POST", "/admin/people/password-reset", { token: testAdminToken, body: { email: "pat@example.com" } })
+    expect(issued.status).toBe(201)
+    const context = await newContext(browser.current)
+    const page = await context.newPage()
+    await page.goto(issued.body.resetUrl)
+    await page.getByRole("heading", { level: 1, name: "Choose a new password" }).waitFor()
+    await page.getByText("pat@example.com").waitFor()
+    await checkPage(page, "flow-17-password-reset")
+    await page.getByLabel("New password", { exact: true }).fill("reset by the operator's link")
+    await page.getByLabel("Repeat new password").fill("reset by the operator's link")
+    await page.getByRole("button", { name: "Set password" }).click()
+    await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor()
+    expect((await before.request.get(`${app.current.url}/console/api/session`)).status()).toBe(401)
+    // Used once: opening it again says so.
+    await page.goto(issued.body.resetUrl)
+    await page.getByText(/already used, has expired/).waitFor()
+    await context.close()
+    await signedIn.close()
   })
 
   it("refuses a state-changing call with a forged Origin", async (ctx) => {

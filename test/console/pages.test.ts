@@ -325,25 +325,140 @@ describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_
     await context.close()
   })
 
-  it("shows an invitation's page, refuses a short password before asking the server, and says when a link is spent", async () => {
+  const invitationBody = { email: "new@example.com", name: "Newton", role: "member", workspace: { id: "ws1", name: "Acme Research" }, expiresAt: "2026-11-30T09:00:00Z" }
+  const notAccepted = {
+    status: 401,
+    body: {
+      error: {
+        code: "invitation_not_accepted",
+        message: "The invitation was not accepted. If this email already has an account, sign in with its current password (or sign in first and open the link again); otherwise choose a password of at least 12 characters."
+      }
+    }
+  }
+
+  it("shows an invitation's page with both ways, applies the password rule before asking the server, and says when a link is spent", async () => {
     const context = await newContext(browser.current)
     const page = await context.newPage()
-    await stubConsoleApi(page, ({ path }) => {
-      if (path === "invitations/tok_ok") {
-        return { status: 200, body: { email: "new@example.com", name: null, role: "member", workspace: { id: "ws1", name: "Acme Research" }, expiresAt: "2026-11-30T09:00:00Z", hasPassword: false } }
-      }
+    const calls = await stubConsoleApi(page, ({ method, path }) => {
+      if (path === "session" && method === "GET") return { status: 401, body: { error: { code: "unauthenticated", message: "Sign in first." } } }
+      if (path === "invitations/tok_ok" && method === "GET") return { status: 200, body: invitationBody }
+      if (path === "invitations/tok_ok" && method === "POST") return notAccepted
       if (path === "invitations/tok_used") return { status: 410, body: { error: { code: "gone", message: "This invitation was used." } } }
       return undefined
     })
     await open(page, `${app.current.url}/console/invitations/tok_ok`, "Accept your invitation")
-    await page.getByText("Acme Research").waitFor()
+    await page.getByText("Acme Research").first().waitFor()
+    // Both ways, whatever the email: the page does not know whether it has an account.
+    await page.getByRole("heading", { level: 2, name: "New here? Choose a password" }).waitFor()
+    await page.getByRole("heading", { level: 2, name: "Already have an account? Sign in to accept" }).waitFor()
+    expect(await page.getByText(/left empty, it is Newton/).count()).toBe(1)
     await page.getByLabel("Password", { exact: true }).fill("short")
     await page.getByRole("button", { name: "Set password" }).click()
     await page.getByText("The password must have at least 12 characters.").waitFor()
+    await page.getByLabel("Password", { exact: true }).fill(" ".repeat(12))
+    await page.getByText("The password must not be only white space.").waitFor()
+    await page.getByLabel("Password", { exact: true }).fill("a long enough passphrase")
+    await page.getByRole("button", { name: "Set password" }).click()
+    await page.getByText("The passwords differ.").waitFor()
     await checkPage(page, "14-invitation")
+    expect(calls.filter((call) => call.startsWith("POST"))).toEqual([])
+    // The server's refusal, the same for either way, is shown as it is.
+    await page.getByLabel("Current password").fill("not my password")
+    await page.getByRole("button", { name: "Sign in and accept" }).click()
+    await page.getByText(/The invitation was not accepted/).waitFor()
+    await checkPage(page, "14b-invitation-refused")
     await open(page, `${app.current.url}/console/invitations/tok_used`, "Accept your invitation")
     await page.getByText(/already used, has expired/).waitFor()
     await checkPage(page, "15-invitation-spent")
+    await context.close()
+  })
+
+  it("lets the invited person, signed in as themselves, accept with one click", async () => {
+    const context = await newContext(browser.current)
+    const page = await context.newPage()
+    const invitee = { ...memberSession, member: { ...memberSession.member, email: "new@example.com" } }
+    let bodies: Array<unknown> = []
+    await stubConsoleApi(page, ({ body, method, path }) => {
+      if (path === "session") return { status: 200, body: invitee }
+      if (path === "invitations/tok_ok" && method === "GET") return { status: 200, body: invitationBody }
+      if (path === "invitations/tok_ok" && method === "POST") {
+        bodies = [...bodies, body]
+        return { status: 200, body: invitee }
+      }
+      return workspaceApi(invitee)({ method, path, body, query: new URLSearchParams() })
+    })
+    await open(page, `${app.current.url}/console/invitations/tok_ok`, "Accept your invitation")
+    await page.getByText("You are signed in as").waitFor()
+    // No password field: nothing of the account is asked for or changed.
+    expect(await page.getByLabel(/password/i).count()).toBe(0)
+    await checkPage(page, "14c-invitation-signed-in")
+    await page.getByRole("button", { name: "Accept invitation" }).click()
+    await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor()
+    expect(bodies).toEqual([{}])
+    await context.close()
+  })
+
+  it("shows the operator's reset link page and signs in with the new password", async () => {
+    const context = await newContext(browser.current)
+    const page = await context.newPage()
+    let sent: unknown
+    await stubConsoleApi(page, ({ body, method, path }) => {
+      if (path === "session" && method === "GET") return { status: 401, body: { error: { code: "unauthenticated", message: "Sign in first." } } }
+      if (path === "password-resets/tok_reset" && method === "GET") return { status: 200, body: { email: "max@example.com", expiresAt: "2026-11-30T10:00:00Z" } }
+      if (path === "password-resets/tok_reset" && method === "POST") {
+        sent = body
+        return { status: 200, body: memberSession }
+      }
+      if (path === "password-resets/tok_spent") return { status: 410, body: { error: { code: "reset_link_used", message: "used" } } }
+      return workspaceApi(memberSession)({ method, path, body, query: new URLSearchParams() })
+    })
+    await open(page, `${app.current.url}/console/password-resets/tok_reset`, "Choose a new password")
+    await page.getByText("max@example.com").waitFor()
+    await page.getByLabel("New password", { exact: true }).fill(" ".repeat(14))
+    await page.getByRole("button", { name: "Set password" }).click()
+    await page.getByText("The password must not be only white space.").waitFor()
+    await checkPage(page, "16-password-reset")
+    await page.getByLabel("New password", { exact: true }).fill("remembered this time")
+    await page.getByLabel("Repeat new password").fill("remembered this time")
+    await page.getByRole("button", { name: "Set password" }).click()
+    await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor()
+    expect(sent).toEqual({ password: "remembered this time" })
+    await open(page, `${app.current.url}/console/password-resets/tok_spent`, "Choose a new password")
+    await page.getByText(/already used, has expired/).waitFor()
+    await checkPage(page, "17-password-reset-spent")
+    await context.close()
+  })
+
+  it("offers a signed-in person a Change password form: the server's refusal names the field, success says what ended", async () => {
+    const context = await newContext(browser.current)
+    const page = await context.newPage()
+    const sent: Array<unknown> = []
+    await stubConsoleApi(page, ({ body, method, path }) => {
+      if (path === "session/password" && method === "PUT") {
+        sent.push(body)
+        return (body as { currentPassword: string }).currentPassword === "correct horse battery"
+          ? { status: 204 }
+          : { status: 400, body: { error: { code: "wrong_password", message: "currentPassword is not your current password.", field: "currentPassword" } } }
+      }
+      return workspaceApi(adminSession)({ method, path, body, query: new URLSearchParams() })
+    })
+    await open(page, `${app.current.url}/console/w/ws1/keys`, "API keys")
+    await page.getByRole("link", { name: "Change password" }).click()
+    await page.getByRole("heading", { level: 1, name: "Change password" }).waitFor()
+    await page.getByLabel("Current password").fill("a wrong one")
+    await page.getByLabel("New password", { exact: true }).fill("a brand new passphrase")
+    await page.getByLabel("Repeat new password").fill("a brand new passphrase")
+    await page.getByRole("button", { name: "Change password" }).click()
+    await page.getByText("This is not your current password.").waitFor()
+    await checkPage(page, "18-change-password-refused")
+    await page.getByLabel("Current password").fill("correct horse battery")
+    await page.getByRole("button", { name: "Change password" }).click()
+    await page.getByText("Your password was changed. Every other session has ended.").waitFor()
+    expect(sent).toEqual([
+      { currentPassword: "a wrong one", newPassword: "a brand new passphrase" },
+      { currentPassword: "correct horse battery", newPassword: "a brand new passphrase" }
+    ])
+    await checkPage(page, "18b-change-password")
     await context.close()
   })
 })

@@ -7,6 +7,7 @@ import { Loading } from "./components/Notice"
 import { navigate, useRoute } from "./lib/router"
 import { ApiKeysPage } from "./pages/ApiKeysPage"
 import { AuditPage } from "./pages/AuditPage"
+import { ChangePasswordPage } from "./pages/ChangePasswordPage"
 import { ExportsPage } from "./pages/ExportsPage"
 import { InvitationPage } from "./pages/InvitationPage"
 import { LoginPage } from "./pages/LoginPage"
@@ -14,6 +15,7 @@ import { MembersPage } from "./pages/MembersPage"
 import { ModelsPage } from "./pages/ModelsPage"
 import { NotFoundPage } from "./pages/NotFoundPage"
 import { OverviewPage } from "./pages/OverviewPage"
+import { PasswordResetPage } from "./pages/PasswordResetPage"
 import { SettingsPage } from "./pages/SettingsPage"
 import { WorkspacesPage } from "./pages/WorkspacesPage"
 
@@ -66,7 +68,9 @@ export const App = () => {
   }
 
   const [first, second, third] = route.split("/")
-  if (first === "invitations" && second !== undefined) return <InvitationPage token={second} onSignedIn={signedIn} />
+  // Link pages work signed in or not: an invitation for someone with an account is accepted as themselves.
+  if (first === "invitations" && second !== undefined) return <InvitationPage token={second} session={session} onSignedIn={signedIn} />
+  if (first === "password-resets" && second !== undefined) return <PasswordResetPage token={second} onSignedIn={signedIn} />
   if (session === "loading") return <Loading />
   if (session === null) {
     return first === "login" ? <LoginPage notice={notice} onSignedIn={signedIn} /> : <Redirect to="login" />
@@ -83,6 +87,13 @@ export const App = () => {
     return (
       <Layout session={session} workspace={null} page={null} onSignedOut={signedOut}>
         <WorkspacesPage />
+      </Layout>
+    )
+  }
+  if (first === "password" && session.member !== null) {
+    return (
+      <Layout session={session} workspace={null} page={null} onSignedOut={signedOut}>
+        <ChangePasswordPage person={session.member} home={homeOf(session)} />
       </Layout>
     )
   }

@@ -1,6 +1,7 @@
 import { query, request } from "./client"
 import type {
-  ActivityRow, ApiKey, AuditEntry, ConsoleSettings, CreatedApiKey, GroupBy, Invitation, InvitationInfo, Member, Page, Person, ProviderKey, RecentExport,
+  ActivityRow, ApiKey, AuditEntry, ConsoleSettings, CreatedApiKey, GroupBy, Invitation, InvitationInfo, Member, Page, PasswordResetInfo, Person,
+  ProviderKey, RecentExport,
   Role, Scope, Session, SettingsPatch, UsageExportDataType, UsageExportResult, UsageRow, WorkspaceModel, WorkspaceRef, WorkspaceSummary
 } from "./types"
 
@@ -35,13 +36,33 @@ export const getInvitation = (token: string): Promise<InvitationInfo> =>
 
 export const getWorkspace = (workspaceId: string): Promise<WorkspaceSummary> => request("GET", `workspaces/${encodeURIComponent(workspaceId)}`)
 
-export const acceptInvitation = async (token: string, password: string, name: string): Promise<Session> =>
+/** Creates the account of an email that has none (a new password, and a name) and signs in. */
+export const acceptWithNewPassword = async (token: string, password: string, name: string): Promise<Session> =>
   toSession(await request<SessionBody>(
     "POST",
     `invitations/${encodeURIComponent(token)}`,
     name.trim() === "" ? { password } : { password, name: name.trim() },
     { quietUnauthorized: true }
   ))
+
+/** The invited person signs in on the invitation's page with their current password, and joins. */
+export const acceptWithCurrentPassword = async (token: string, currentPassword: string): Promise<Session> =>
+  toSession(await request<SessionBody>("POST", `invitations/${encodeURIComponent(token)}`, { currentPassword }, { quietUnauthorized: true }))
+
+/** The invited person, already signed in as themselves, joins. */
+export const acceptAsSignedIn = async (token: string): Promise<Session> =>
+  toSession(await request<SessionBody>("POST", `invitations/${encodeURIComponent(token)}`, {}, { quietUnauthorized: true }))
+
+/** The signed-in person's own password; their other sessions end. */
+export const changePassword = (currentPassword: string, newPassword: string): Promise<void> =>
+  request("PUT", "session/password", { currentPassword, newPassword })
+
+export const getPasswordReset = (token: string): Promise<PasswordResetInfo> =>
+  request("GET", `password-resets/${encodeURIComponent(token)}`, undefined, { quietUnauthorized: true })
+
+/** Sets the password with the operator's reset link and signs in. */
+export const resetPassword = async (token: string, password: string): Promise<Session> =>
+  toSession(await request<SessionBody>("POST", `password-resets/${encodeURIComponent(token)}`, { password }, { quietUnauthorized: true }))
 
 export const listApiKeys = (workspaceId: string): Promise<{ readonly data: ReadonlyArray<ApiKey> }> =>
   request("GET", ws(workspaceId, "api-keys"))

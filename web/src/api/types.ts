@@ -12,6 +12,7 @@ import type {
   InvitationView,
   LimitView,
   ModelView,
+  PasswordResetView,
   RecentExportView,
   SessionView,
   UsageGroupBy,
@@ -41,6 +42,7 @@ export type RecentExport = typeof RecentExportView.Type
 export type Member = typeof MemberView.Type
 export type Invitation = typeof InvitedMember.Type
 export type InvitationInfo = typeof InvitationView.Type
+export type PasswordResetInfo = typeof PasswordResetView.Type
 export type AuditEntry = typeof AuditView.Type
 export type WorkspaceSummary = typeof ConsoleWorkspace.Type
 export type RateLimitReading = typeof LimitView.Type

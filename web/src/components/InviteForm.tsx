@@ -12,7 +12,10 @@ const roles: ReadonlyArray<{ readonly value: Role; readonly label: string }> = [
   { value: "admin", label: "Admin" }
 ]
 
-/** Invites someone (or re-invites: a fresh link is how a password is reset) and shows the link to pass on. */
+/**
+ * Invites someone (again: a fresh link, the previous one void) and shows the link to pass on. The name is a
+ * suggestion for a new account; someone who already has an account keeps their own.
+ */
 export const InviteForm = ({ workspaceId, fixedRole, onInvited }: {
   readonly workspaceId: string
   readonly fixedRole?: Role
@@ -40,7 +43,7 @@ export const InviteForm = ({ workspaceId, fixedRole, onInvited }: {
       <h2>{fixedRole === "admin" ? "Invite the first admin" : "Invite someone"}</h2>
       <div class="row">
         <Field label="Email" type="email" value={email} onInput={setEmail} required />
-        <Field label="Name" value={name} onInput={setName} />
+        <Field label="Name" value={name} onInput={setName} hint="Suggested, for a new account." />
         {fixedRole === undefined ? <Select label="Role" value={role} options={roles} onChange={setRole} /> : null}
       </div>
       <ErrorNote error={invite.error} />

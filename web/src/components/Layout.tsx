@@ -4,7 +4,7 @@ import type { WorkspacePage } from "../App"
 import { adminPages } from "../App"
 import { getWorkspace, signOut } from "../api/console"
 import type { Session, WorkspaceRef } from "../api/types"
-import { navigate } from "../lib/router"
+import { currentRoute, navigate } from "../lib/router"
 import { useLoad } from "../lib/useLoad"
 import { Link } from "./Link"
 
@@ -60,6 +60,8 @@ export const Layout = ({ session, workspace, page, onSignedOut, children }: Layo
           </label>
         ) : null}
         <span class="who">{session.operator ? "Operator" : session.member?.email}</span>
+        {/* The operator has no password (ADMIN_TOKEN); a person changes their own. */}
+        {session.member === null ? null : <Link to="password" class="top-link" current={page === null && workspace === null && currentRoute() === "password"}>Change password</Link>}
         <button type="button" class="secondary" onClick={leave}>Sign out</button>
       </header>
       {workspace === null ? null : (

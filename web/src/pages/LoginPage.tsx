@@ -33,7 +33,7 @@ export const LoginPage = ({ notice, onSignedIn }: LoginPageProps) => {
         <Field label="Password" type="password" value={password} onInput={setPassword} required autoComplete="current-password" />
         <ErrorNote error={person.error} />
         <button type="submit" disabled={person.running}>{person.running ? "Signing in…" : "Sign in"}</button>
-        <p class="hint">Forgot your password? Ask a workspace administrator for a new invitation link.</p>
+        <p class="hint">Forgot your password? Ask the operator of this service for a password-reset link.</p>
       </form>
       <details class="card">
         <summary>Operator sign-in</summary>
