@@ -1,12 +1,12 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { WorkspaceApi } from "../api/Api"
-import { CurrentConsoleActor, sessionCookie } from "../api/consoleApi"
+import { type AcceptInvitation, CurrentConsoleActor, sessionCookie } from "../api/consoleApi"
 import { ConsoleError, forbidden } from "../api/errors/consoleError"
 import type { ConsoleActor } from "../domain/console"
 import { AuditLog } from "../services/AuditLog"
 import { type Accepted, InvitationGone, Members, type Person } from "../services/Members"
-import { Passwords } from "../services/Passwords"
+import { Passwords, ResetLinkGone } from "../services/Passwords"
 import { Sessions } from "../services/Sessions"
 import { makeConsoleSignIn, or503 } from "./consoleSignIn"
 import { clientAddress } from "./consoleViews"
@@ -62,15 +62,24 @@ export const ConsoleAccountHandlers = HttpApiBuilder.group(WorkspaceApi, "consol
         yield* audit.record({ workspaceIds, actor: person.email, action, target: person.email, address: yield* clientAddress })
       })
 
+    /** An accepted invitation is audited in the workspace joined, by the person. */
+    const auditAccepted = ({ person, workspaceId }: Accepted) =>
+      Effect.flatMap(clientAddress, (address) =>
+        audit.record({ workspaceIds: [workspaceId], actor: person.email, action: "invitation.accepted", target: person.email, address }))
+
     const invitationGone = <A, E, R>(effect: Effect.Effect<A, E | InvitationGone, R>) =>
       Effect.catchIf(effect, (error): error is InvitationGone => error instanceof InvitationGone, (gone) =>
         Effect.fail(linkGone("invitation", gone.reason)))
+
+    const resetLinkGone = <A, E, R>(effect: Effect.Effect<A, E | ResetLinkGone, R>) =>
+      Effect.catchIf(effect, (error): error is ResetLinkGone => error instanceof ResetLinkGone, (gone) =>
+        Effect.fail(linkGone("password-reset", gone.reason)))
 
     /**
      * Accepts an invitation in the one way the payload (or the session) proves: a new account, the invited
      * person's current password, or their session.
      */
-    const accept = (token: string, email: string, payload: { readonly password?: string | undefined; readonly name?: string | undefined; readonly currentPassword?: string | undefined }) =>
+    const accept = (token: string, email: string, payload: typeof AcceptInvitation.Type) =>
       Effect.gen(function*() {
         if (payload.currentPassword !== undefined) {
           // A sign-in on the invitation's page: the sign-in page's check, throttle and audit.
@@ -137,21 +146,15 @@ export const ConsoleAccountHandlers = HttpApiBuilder.group(WorkspaceApi, "consol
           yield* auditPerson({ id: actor.personId, email: actor.email, name: actor.name }, "password.changed")
         })))
       .handle("passwordReset", ({ path }) =>
-        or503(passwords.resetLink(path.token).pipe(
-          Effect.map((info) => ({ email: info.email, expiresAt: info.expiresAt.toISOString() })),
-          Effect.catchTag("ResetLinkGone", (gone) => Effect.fail(linkGone("password-reset", gone.reason)))
+        or503(resetLinkGone(passwords.resetLink(path.token)).pipe(
+          Effect.map((info) => ({ email: info.email, expiresAt: info.expiresAt.toISOString() }))
         )))
       .handle("resetPassword", ({ path, payload }) =>
         or503(Effect.gen(function*() {
-          const person = yield* passwords.useReset(path.token, payload.password).pipe(
-            Effect.catchTag("ResetLinkGone", (gone) => Effect.fail(linkGone("password-reset", gone.reason)))
-          )
+          // The link first (one indexed read): no scrypt is spent on a token that was never issued.
+          yield* resetLinkGone(passwords.resetLink(path.token))
+          const person = yield* resetLinkGone(passwords.useReset(path.token, payload.password))
           yield* auditPerson(person, "password.reset")
           return yield* signIn.openSession(person)
         })))
-
-    function auditAccepted({ person, workspaceId }: Accepted) {
-      return Effect.flatMap(clientAddress, (address) =>
-        audit.record({ workspaceIds: [workspaceId], actor: person.email, action: "invitation.accepted", target: person.email, address }))
-    }
   }))

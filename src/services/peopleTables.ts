@@ -55,9 +55,10 @@ export interface PeopleState {
 }
 
 /**
- * The people, memberships, invitations and console sessions of the in-memory backings. One state for
- * `Members.memory` and `Sessions.memory`, as one database is for their `.layer`s: removing a member
- * or accepting an invitation ends the person's sessions, and a session shows the person's email.
+ * The people, memberships, invitations, reset links and console sessions of the in-memory backings. One
+ * state for `Members.memory`, `Passwords.memory` and `Sessions.memory`, as one database is for their
+ * `.layer`s: a removal from a person's last workspace or a new password ends their sessions, and a session
+ * shows the person's email.
  */
 export class PeopleTables extends Context.Tag("PeopleTables")<PeopleTables, Ref.Ref<PeopleState>>() {
   /**
