@@ -18,7 +18,7 @@ import type { Provider } from "../providers/provider"
 import { admissionHeaders, problemOf } from "../providers/render"
 import { boundCounts, boundedCost, settledTokens } from "../domain/usageBounds"
 import { billedOutputTokens, emptyTally, parseJson, type Protocol } from "../providers/protocol"
-import { boundedRetryHints, makeScrubber, scrubProblem } from "../providers/untrusted"
+import { boundedRetryHints, makeRedactor, redactBoth, relayedProblem } from "../providers/untrusted"
 import { boundedSseDecoder, encodeSseEvent, type SseEvent } from "../domain/sse"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import type { Principal } from "../domain/principal"
@@ -121,7 +121,7 @@ const inStream: Admitted = { readings: undefined, hints: {} }
 
 /**
  * Upstream refusals of the caller's request (4xx) pass through with their status and message (read
- * by the protocol, then scrubbed). A refusal of the service's own credentials, and every upstream
+ * by the protocol, then redacted). A refusal of the service's own credentials, and every upstream
  * 5xx but the protocol's own (passedServerStatuses), is this service's failure.
  */
 const upstreamRefusal = (
@@ -129,7 +129,7 @@ const upstreamRefusal = (
   status: number,
   body: string,
   admitted: Admitted,
-  scrubbed: (problem: Problem) => Problem
+  relayed: (problem: Problem) => Problem
 ): UpstreamRefusal => {
   const protocol = exchange.protocol
   if (status === 401 || status === 403) {
@@ -139,7 +139,7 @@ const upstreamRefusal = (
       : new WorkspaceKeyRefused({ provider: exchange.provider.id, status, ...admitted })
   }
   if ((status >= 400 && status < 500) || protocol.passedServerStatuses?.includes(status) === true) {
-    return new UpstreamRefused({ answer: scrubbed(protocol.upstreamProblem(answerableStatus(status), body)), ...admitted })
+    return new UpstreamRefused({ answer: relayed(protocol.upstreamProblem(answerableStatus(status), body)), ...admitted })
   }
   return new UpstreamFailed({ status, ...admitted })
 }
@@ -167,19 +167,18 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       const clock = yield* Effect.clock
       // Every configured upstream's key and host: none may reach a client through an upstream's words.
       const settings = Object.values(configured).flatMap((setting) => Option.toArray(setting))
-      const scrub = makeScrubber(
+      const redactService = makeRedactor(
         settings.map((setting) => Redacted.value(setting.key)),
         settings.flatMap((setting) => {
           const url = new URL(setting.url)
           return [url.host, url.hostname]
         })
       )
-      const scrubbed = (problem: Problem): Problem => scrubProblem(problem, scrub)
-      /** The workspace's own key must not come back through an upstream's words either. */
-      const scrubbedFor = ({ ownKey }: Exchange) =>
-        ownKey === undefined
-          ? scrubbed
-          : (problem: Problem): Problem => scrubProblem(scrubbed(problem), makeScrubber([Redacted.value(ownKey)], []))
+      /** What of the upstream's problem a client may see: the workspace's own key must not come back either. */
+      const relayedFor = ({ ownKey }: Exchange) => {
+        const redact = ownKey === undefined ? redactService : redactBoth(redactService, makeRedactor([Redacted.value(ownKey)]))
+        return (problem: Problem): Problem => relayedProblem(problem, redact)
+      }
       const credentials = yield* ProviderCredentials
 
       /** A request sent with the workspace's own key marks the key used (in the background). */
@@ -318,7 +317,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               body.destroy()
               const problem = tally.upstreamError === undefined
                 ? problemOf(input.provider, unavailable(failure, inStream))
-                : scrubbedFor(input)(tally.upstreamError)
+                : relayedFor(input)(tally.upstreamError)
               sink.cut(unsent + input.protocol.streamError(problem), () =>
                 resume(Effect.succeed("failed" as const)))
             }
@@ -425,7 +424,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                 Effect.map((bytes) => bytes.toString("utf8")),
                 Effect.orElseSucceed(() => "")
               )
-              const refusal = upstreamRefusal(input, response.status, body, admitted(admission, hints), scrubbedFor(input))
+              const refusal = upstreamRefusal(input, response.status, body, admitted(admission, hints), relayedFor(input))
               if (refusal._tag === "WorkspaceKeyRefused") {
                 yield* Effect.forkDaemon(Effect.ignore(credentials.recordRefusal(
                   input.principal.workspace.id,
