@@ -28,7 +28,7 @@ import { formatTraceparent } from "../domain/traceContext"
 import { Prices } from "./Prices"
 import { ProviderCredentials } from "./ProviderCredentials"
 import { type Admission, RateLimits } from "./RateLimits"
-import { classify, UpstreamClient, UpstreamFailure, type UpstreamResponse } from "./UpstreamClient"
+import { classify, discard, unreadable, UpstreamClient, UpstreamFailure, type UpstreamResponse } from "./UpstreamClient"
 import { type ApiRequestRecord, UsageRecorder } from "./UsageRecorder"
 import type { UpstreamTarget } from "./Upstreams"
 
@@ -112,6 +112,18 @@ const pickHeaders = (headers: UpstreamResponse["headers"]): Record<string, strin
 
 /** When the answer budget is spent: a second is plenty for the answers being read to finish. */
 const busyRetryHints: Record<string, string> = { "retry-after": "1", "retry-after-ms": "1000" }
+
+/**
+ * Why a successful answer cannot be what was asked for, if it cannot: a stream asked for and something
+ * else given (a JSON answer from a server that ignores `stream`, a proxy's HTML page), or the reverse, or a
+ * body encoded although the service asks for none (it sends no accept-encoding, so cannot expect to decode one).
+ */
+const unusableAnswer = (stream: boolean, headers: UpstreamResponse["headers"]): string | undefined => {
+  const contentType = String(headers["content-type"] ?? "")
+  if (stream !== contentType.includes("text/event-stream")) return `content-type ${contentType}`
+  const encoding = String(headers["content-encoding"] ?? "").trim().toLowerCase()
+  return encoding === "" || encoding === "identity" ? undefined : `content-encoding ${encoding}`
+}
 
 const unavailable = (failure: UpstreamFailure, admitted: Admitted): UpstreamUnavailable =>
   new UpstreamUnavailable({ reason: failure.kind === "overloaded" ? "busy" : failure.kind, ...admitted })
@@ -314,12 +326,18 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             /** Events read before the failure (`unsent`) still reach the client, ahead of the error. */
             const fail = (failure: UpstreamFailure, unsent: string) => {
               done = true
-              body.destroy()
+              discard(body)
               const problem = tally.upstreamError === undefined
                 ? problemOf(input.provider, unavailable(failure, inStream))
                 : relayedFor(input)(tally.upstreamError)
               sink.cut(unsent + input.protocol.streamError(problem), () =>
                 resume(Effect.succeed("failed" as const)))
+            }
+            // Cut before the relay began (after the headers were read): nothing more will come.
+            const failed = unreadable(body)
+            if (failed !== undefined) {
+              fail(failed, "")
+              return Effect.void
             }
             body.on("data", (chunk: Buffer) => {
               if (done) return
@@ -354,7 +372,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               if (!done) fail(classify(cause), "")
             })
             // The client went away: the upstream exchange ends too.
-            return Effect.sync(() => body.destroy())
+            return Effect.sync(() => discard(body))
           })
         const relay = (sink: StreamSink) =>
           pump(sink).pipe(
@@ -375,6 +393,8 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         forward: (request) => {
           // Set once the request is admitted: from then on, an interruption is recorded (made per call).
           let admittedAt: { readonly admission: Admission; readonly started: number; readonly input: Exchange } | undefined
+          // The upstream's answer once its headers came: ended if the request is interrupted before it is read or relayed.
+          let answer: UpstreamResponse | undefined
           return Effect.gen(function*() {
             const started = performance.now()
             const admission = yield* rateLimits.admit({
@@ -415,6 +435,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               body: JSON.stringify(input.body),
               ...(upstreamHeaders ? { headers: upstreamHeaders } : {})
             }).pipe(Effect.catchTag("UpstreamFailure", (failure) => refuse(input, admission, started, unavailable(failure, admitted(admission)))))
+            answer = response
             metrics.upstreamFirstByte(input.provider.id, input.region, (performance.now() - sentAt) / 1000)
             exchangeSpan?.event("first_byte", clock.unsafeCurrentTimeNanos(), { "http.response.status_code": response.status })
             const hints = { ...pickHeaders(response.headers), ...simulatedHeader(target) }
@@ -434,31 +455,33 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               }
               return yield* refuse(input, admission, started, refusal)
             }
-            const contentType = String(response.headers["content-type"] ?? "")
-            if (input.stream !== contentType.includes("text/event-stream")) {
+            const unusable = unusableAnswer(input.stream, response.headers)
+            if (unusable !== undefined) {
               // Not read: whatever it is, it is not the answer asked for.
-              response.body.destroy()
+              discard(response.body)
               return yield* refuse(
                 input,
                 admission,
                 started,
-                unavailable(new UpstreamFailure({ kind: "malformed", detail: contentType }), admitted(admission))
+                unavailable(new UpstreamFailure({ kind: "malformed", detail: unusable }), admitted(admission))
               )
             }
             return input.stream
               ? relayStream(input, admission, started, response, headers)
               : yield* relayJson(input, admission, started, response, headers)
           }).pipe(
-            // The client left before the answer (499, nginx's "client closed request"): billed for the
-            // prompt the upstream was sent, as a cancelled stream is.
-            Effect.onInterrupt(() =>
-              admittedAt === undefined ? Effect.void : record(admittedAt.input, admittedAt.admission, admittedAt.started, {
+            // The client left before the answer (499, nginx's "client closed request"): the upstream's
+            // answer, if it came, is ended unread, and the request is billed for the prompt the upstream
+            // was sent, as a cancelled stream is.
+            Effect.onInterrupt(() => {
+              if (answer !== undefined) discard(answer.body)
+              return admittedAt === undefined ? Effect.void : record(admittedAt.input, admittedAt.admission, admittedAt.started, {
                 status: 499,
                 outcome: "cancelled",
                 inputTokens: request.estimatedInputTokens,
                 outputTokens: 0
               })
-            )
+            })
           )
         }
       }

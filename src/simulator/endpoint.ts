@@ -267,7 +267,11 @@ export const serveEndpoint = <R>(endpoint: SimulatedEndpoint<R>) =>
 
     const answer = yield* parseJsonObject(rawBody.right).pipe(
       // A server that ignores `stream` answers with the whole JSON answer.
-      Effect.map((body) => (fault === "ignore_stream" ? { ...body, stream: false } : body)),
+      Effect.map((body) => {
+        if (fault !== "ignore_stream") return body
+        const { stream: _stream, stream_options: _options, ...whole } = body
+        return whole
+      }),
       Effect.flatMap((body) => endpoint.answer(body, { controls: control, header })),
       Effect.either
     )
