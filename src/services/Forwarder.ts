@@ -6,6 +6,7 @@ import { answerableStatus, type Problem } from "../domain/problem"
 import {
   type Admitted,
   type Refusal,
+  ServiceStopping,
   UpstreamCredentialsRefused,
   UpstreamFailed,
   UpstreamRefused,
@@ -44,6 +45,8 @@ export interface StreamSink {
    * then the connection is cut (a clean end would look like success); `afterCut` runs once it is.
    */
   readonly cut: (inBandError: string, afterCut: () => void) => void
+  /** Calls `stop` if the service's shutdown grace ends while the stream is still open. */
+  readonly onGraceEnd: (stop: () => void) => void
 }
 
 export type Forwarded =
@@ -127,6 +130,8 @@ const unusableAnswer = (stream: boolean, headers: UpstreamResponse["headers"]): 
 
 const unavailable = (failure: UpstreamFailure, admitted: Admitted): UpstreamUnavailable =>
   new UpstreamUnavailable({ reason: failure.kind === "overloaded" ? "busy" : failure.kind, ...admitted })
+
+const stopping = new ServiceStopping()
 
 /** A failure inside a stream, after the admission's headers were sent. */
 const inStream: Admitted = { readings: undefined, hints: {} }
@@ -315,11 +320,11 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         const relayEvent = input.relayEvent ?? ((event: SseEvent) => event)
         // Node events rather than an Effect Stream: this runs for every chunk of every stream.
         const pump = (sink: StreamSink) =>
-          Effect.async<"completed" | "failed">((resume) => {
+          Effect.async<ApiRequestRecord["outcome"]>((resume) => {
             const body = response.body
             const decoder = boundedSseDecoder(upstreamLimits.maxSseEventBytes)
             let done = false
-            const finish = (outcome: "completed" | "failed") => {
+            const finish = (outcome: ApiRequestRecord["outcome"]) => {
               done = true
               resume(Effect.succeed(outcome))
             }
@@ -333,6 +338,14 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               sink.cut(unsent + input.protocol.streamError(problem), () =>
                 resume(Effect.succeed("failed" as const)))
             }
+            // The service stops: the client is told so in the stream's own words before the connection
+            // closes, and the stream is recorded as cancelled (billed for what was generated).
+            sink.onGraceEnd(() => {
+              if (done) return
+              done = true
+              discard(body)
+              sink.cut(input.protocol.streamError(problemOf(input.provider, stopping)), () => resume(Effect.succeed("cancelled" as const)))
+            })
             // Cut before the relay began (after the headers were read): nothing more will come.
             const failed = unreadable(body)
             if (failed !== undefined) {

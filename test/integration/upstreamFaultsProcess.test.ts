@@ -212,3 +212,50 @@ describe("no upstream answer ends the process (issue 25, finding 1)", () => {
     expect(service!.process.output().stderr).not.toMatch(/Unhandled|UND_ERR/)
   })
 })
+
+describe("a stream still open at the end of the shutdown grace (issue 25, residue 9)", () => {
+  let service: Service | undefined
+
+  beforeAll(async () => {
+    service = await startService()
+  }, 120_000)
+  afterAll(async () => {
+    await stopService(service)
+  })
+
+  it("ends with the protocol's in-band error before the connection closes, for every provider", async () => {
+    const running = service!
+    // A hundred seconds of stream each: far beyond the 20 s grace.
+    const streams = await Promise.all(endpoints.filter((endpoint) => endpoint.streams).map(async (endpoint) => {
+      const response = await send(running, endpoint, "[simulator chunk_delay_ms=1000 chunk_tokens=1 output_tokens=100] go", true)
+      expect(response.status).toBe(200)
+      const reader = response.body!.getReader()
+      const decoder = new TextDecoder()
+      let text = decoder.decode((await reader.read()).value, { stream: true })
+      // Read on, so that the client keeps the stream open until the service ends it.
+      const ended = (async () => {
+        try {
+          for (let read = await reader.read(); !read.done; read = await reader.read()) text += decoder.decode(read.value, { stream: true })
+        } catch {
+          // Cut after the in-band error.
+        }
+        return text
+      })()
+      return { endpoint, ended }
+    }))
+    running.process.child.kill("SIGTERM")
+    for (const { endpoint, ended } of streams) {
+      const text = await ended
+      const { data, event } = lastEvent(text)
+      if (endpoint.provider === "provider_b") {
+        expect(event, endpoint.name).toBe("error")
+        expect(data, endpoint.name).toMatchObject({ type: "error", error: { type: "overloaded_error", message: expect.stringMatching(/shutdown grace/) } })
+      } else {
+        expect(errorOf(endpoint.provider, data), endpoint.name).toMatchObject({ code: "service_stopping", message: expect.stringMatching(/shutdown grace/) })
+      }
+      // Events were relayed until then: the error ends a stream that was under way.
+      expect(text.split("\n\n").length, endpoint.name).toBeGreaterThan(5)
+    }
+    expect(await running.process.exited).toBe(0)
+  }, 90_000)
+})
