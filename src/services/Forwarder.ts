@@ -486,15 +486,19 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             // The client left before the answer (499, nginx's "client closed request"): the upstream's
             // answer, if it came, is ended unread, and the request is billed for the prompt the upstream
             // was sent, as a cancelled stream is.
-            Effect.onInterrupt(() => {
-              if (answer !== undefined) discard(answer.body)
-              return admittedAt === undefined ? Effect.void : record(admittedAt.input, admittedAt.admission, admittedAt.started, {
-                status: 499,
-                outcome: "cancelled",
-                inputTokens: request.estimatedInputTokens,
-                outputTokens: 0
-              })
-            })
+            Effect.onInterrupt(() =>
+              Effect.zipRight(
+                Effect.sync(() => {
+                  if (answer !== undefined) discard(answer.body)
+                }),
+                admittedAt === undefined ? Effect.void : record(admittedAt.input, admittedAt.admission, admittedAt.started, {
+                  status: 499,
+                  outcome: "cancelled",
+                  inputTokens: request.estimatedInputTokens,
+                  outputTokens: 0
+                })
+              )
+            )
           )
         }
       }

@@ -220,10 +220,11 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
                 .then(
                   ({ body, headers, statusCode }) => {
                     response = body
-                    // Every body's errors are handled, whoever reads it and whenever they fail: a body
-                    // cut before its reader listens, destroyed unread (undici then emits an abort error),
-                    // or failing after its reader is done. Without this listener such an 'error' event
-                    // would end the process. The readers listen for themselves (readBody, the relay).
+                    // Every body's errors are handled, whoever reads it and whenever they fail: a body cut
+                    // before its reader listens, or destroyed unread (undici then emits an abort error, with
+                    // no listener of its own once the whole answer had arrived: a short JSON answer to a
+                    // stream). Without this listener such an 'error' event ends the process. The readers
+                    // listen for themselves (readBody, the relay).
                     body.on("error", ignoreError)
                     body.once("close", () => clearTimeout(deadline))
                     resume(Effect.succeed({ status: statusCode, headers, body }))
