@@ -150,6 +150,9 @@ export class UpstreamFailed extends Data.TaggedClass("UpstreamFailed")<Admitted 
 /** The upstream refused the caller's request: its own answer (status, code, message), read and scrubbed, passes through. */
 export class UpstreamRefused extends Data.TaggedClass("UpstreamRefused")<Admitted & { readonly answer: Problem }> {}
 
+/** The service is stopping and the request's time is up: a stream still open when the shutdown grace ends. */
+export class ServiceStopping extends Data.TaggedClass("ServiceStopping")<{}> {}
+
 /** Refusals of a request itself, before it reaches the rate limits. */
 export type RequestRefusal =
   | RegionNotServed
@@ -175,7 +178,7 @@ export type UpstreamRefusal =
   | WorkspaceKeyRefused
   | WorkspaceKeyUnusable
 
-export type Refusal = RequestRefusal | LimitRefusal | UpstreamRefusal
+export type Refusal = RequestRefusal | LimitRefusal | UpstreamRefusal | ServiceStopping
 
 /** Whether the refusal came through the rate limits (the request spent its budget, or was refused by them). */
 export const wasAdmitted = (refusal: Refusal): boolean => admittedTags.has(refusal._tag)
@@ -189,5 +192,6 @@ const admittedTags: ReadonlySet<Refusal["_tag"]> = new Set<Refusal["_tag"]>([
   "UpstreamFailed",
   "UpstreamRefused",
   "WorkspaceKeyRefused",
-  "WorkspaceKeyUnusable"
+  "WorkspaceKeyUnusable",
+  "ServiceStopping"
 ])

@@ -22,6 +22,7 @@ import { renderRefusal } from "../providers/render"
 import type { Forwarded, StreamSink } from "../services/Forwarder"
 import { type FormatErrors, problemAs } from "../api/errors/errorFormat"
 import { currentRequestId, requestIdHeaders } from "./requestId"
+import { graceEnded } from "../http/connectionDrain"
 
 /** The whole request body, refused beyond the limit. */
 const readRequestBody = (request: http.IncomingMessage, limit: number): Effect.Effect<Buffer, InvalidRequest> =>
@@ -77,7 +78,8 @@ const sinkOf = (response: http.ServerResponse): StreamSink => ({
       // Marks the response ended, so the server does not try to answer it again.
       response.end()
       afterCut()
-    })
+    }),
+  onGraceEnd: (stop) => void response.once(graceEnded, stop)
 })
 
 /** Writes a relayed stream to the connection: status and headers, then the events as they come. */

@@ -2,6 +2,16 @@ import type * as http from "node:http"
 import type { Socket } from "node:net"
 
 /**
+ * Emitted on every response still open when the shutdown grace ends, just before its connection is
+ * closed. A response that listens (a relayed stream) ends itself with its protocol's in-band error, so
+ * that its client reads why the answer stopped rather than a silent cut.
+ */
+export const graceEnded: unique symbol = Symbol("graceEnded")
+
+/** How long a response that ends itself at the grace has to write its last event before its connection is closed anyway. */
+const lastWordsMs = 1_000
+
+/**
  * Node's server.close() waits for every open connection, and closes only those idle after a
  * request: a connection a client opened ahead of time and never used keeps the server (and so the
  * shutdown) waiting. This tracks requests per socket so that, once draining starts, every socket
@@ -9,6 +19,7 @@ import type { Socket } from "node:net"
  */
 export const trackConnections = (server: http.Server) => {
   const inFlight = new Map<Socket, number>()
+  const open = new Set<http.ServerResponse>()
   let draining = false
   const closeIfIdle = (socket: Socket) => {
     if (draining && (inFlight.get(socket) ?? 0) === 0) socket.destroy()
@@ -23,7 +34,9 @@ export const trackConnections = (server: http.Server) => {
     track: (request: http.IncomingMessage, response: http.ServerResponse) => {
       const socket = request.socket
       inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1)
+      open.add(response)
       response.once("close", () => {
+        open.delete(response)
         const count = inFlight.get(socket)
         // A client that went away mid-response closes the socket first, and it is forgotten then:
         // counting it again would keep it (with its request, response and their fibers) for good.
@@ -39,9 +52,18 @@ export const trackConnections = (server: http.Server) => {
     },
     /** Connections currently kept (for tests). */
     tracked: () => inFlight.size,
-    /** Closes every connection, busy or not (after the grace period). */
+    /**
+     * Closes every connection, busy or not (after the grace period). The responses that end themselves
+     * (graceEnded) get a moment to write their last event first; the others are cut now.
+     */
     closeAll: () => {
-      for (const socket of inFlight.keys()) socket.destroy()
+      const ending = new Set<Socket>()
+      for (const response of open) {
+        const socket = response.socket
+        if (socket !== null && response.emit(graceEnded)) ending.add(socket)
+      }
+      for (const socket of inFlight.keys()) if (!ending.has(socket)) socket.destroy()
+      if (ending.size > 0) setTimeout(() => ending.forEach((socket) => socket.destroy()), lastWordsMs).unref()
     }
   }
 }

@@ -181,6 +181,15 @@ export const renderRefusal = (style: RefusalStyle, refusal: Refusal): Rendered =
         problem: { status: 503, code: "rate_limit_unavailable", message: "Rate limits cannot be checked right now. Retry shortly." },
         headers: retryHeaders(1_000)
       }
+    case "ServiceStopping":
+      return {
+        problem: {
+          status: 503,
+          code: "service_stopping",
+          message: "The service is restarting and this answer was cut at the end of its shutdown grace. Retry the request."
+        },
+        headers: retryHeaders(1_000)
+      }
     case "UpstreamRefused":
     case "UpstreamCredentialsRefused":
     case "UpstreamFailed":

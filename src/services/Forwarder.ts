@@ -6,6 +6,7 @@ import { answerableStatus, type Problem } from "../domain/problem"
 import {
   type Admitted,
   type Refusal,
+  ServiceStopping,
   UpstreamCredentialsRefused,
   UpstreamFailed,
   UpstreamRefused,
@@ -18,7 +19,7 @@ import type { Provider } from "../providers/provider"
 import { admissionHeaders, problemOf } from "../providers/render"
 import { boundCounts, boundedCost, settledTokens } from "../domain/usageBounds"
 import { billedOutputTokens, emptyTally, parseJson, type Protocol } from "../providers/protocol"
-import { boundedRetryHints, makeScrubber, scrubProblem } from "../providers/untrusted"
+import { boundedRetryHints, makeRedactor, redactBoth, relayedProblem } from "../providers/untrusted"
 import { boundedSseDecoder, encodeSseEvent, type SseEvent } from "../domain/sse"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import type { Principal } from "../domain/principal"
@@ -28,7 +29,7 @@ import { formatTraceparent } from "../domain/traceContext"
 import { Prices } from "./Prices"
 import { ProviderCredentials } from "./ProviderCredentials"
 import { type Admission, RateLimits } from "./RateLimits"
-import { classify, UpstreamClient, UpstreamFailure, type UpstreamResponse } from "./UpstreamClient"
+import { classify, discard, unreadable, UpstreamClient, UpstreamFailure, type UpstreamResponse } from "./UpstreamClient"
 import { type ApiRequestRecord, UsageRecorder } from "./UsageRecorder"
 import type { UpstreamTarget } from "./Upstreams"
 
@@ -44,6 +45,8 @@ export interface StreamSink {
    * then the connection is cut (a clean end would look like success); `afterCut` runs once it is.
    */
   readonly cut: (inBandError: string, afterCut: () => void) => void
+  /** Calls `stop` if the service's shutdown grace ends while the stream is still open. */
+  readonly onGraceEnd: (stop: () => void) => void
 }
 
 export type Forwarded =
@@ -113,15 +116,29 @@ const pickHeaders = (headers: UpstreamResponse["headers"]): Record<string, strin
 /** When the answer budget is spent: a second is plenty for the answers being read to finish. */
 const busyRetryHints: Record<string, string> = { "retry-after": "1", "retry-after-ms": "1000" }
 
+/**
+ * Why a successful answer cannot be what was asked for, if it cannot: a stream asked for and something
+ * else given (a JSON answer from a server that ignores `stream`, a proxy's HTML page), or the reverse, or a
+ * body encoded although the service asks for none (it sends no accept-encoding, so cannot expect to decode one).
+ */
+const unusableAnswer = (stream: boolean, headers: UpstreamResponse["headers"]): string | undefined => {
+  const contentType = String(headers["content-type"] ?? "")
+  if (stream !== contentType.includes("text/event-stream")) return `content-type ${contentType}`
+  const encoding = String(headers["content-encoding"] ?? "").trim().toLowerCase()
+  return encoding === "" || encoding === "identity" ? undefined : `content-encoding ${encoding}`
+}
+
 const unavailable = (failure: UpstreamFailure, admitted: Admitted): UpstreamUnavailable =>
   new UpstreamUnavailable({ reason: failure.kind === "overloaded" ? "busy" : failure.kind, ...admitted })
+
+const stopping = new ServiceStopping()
 
 /** A failure inside a stream, after the admission's headers were sent. */
 const inStream: Admitted = { readings: undefined, hints: {} }
 
 /**
  * Upstream refusals of the caller's request (4xx) pass through with their status and message (read
- * by the protocol, then scrubbed). A refusal of the service's own credentials, and every upstream
+ * by the protocol, then redacted). A refusal of the service's own credentials, and every upstream
  * 5xx but the protocol's own (passedServerStatuses), is this service's failure.
  */
 const upstreamRefusal = (
@@ -129,7 +146,7 @@ const upstreamRefusal = (
   status: number,
   body: string,
   admitted: Admitted,
-  scrubbed: (problem: Problem) => Problem
+  relayed: (problem: Problem) => Problem
 ): UpstreamRefusal => {
   const protocol = exchange.protocol
   if (status === 401 || status === 403) {
@@ -139,7 +156,7 @@ const upstreamRefusal = (
       : new WorkspaceKeyRefused({ provider: exchange.provider.id, status, ...admitted })
   }
   if ((status >= 400 && status < 500) || protocol.passedServerStatuses?.includes(status) === true) {
-    return new UpstreamRefused({ answer: scrubbed(protocol.upstreamProblem(answerableStatus(status), body)), ...admitted })
+    return new UpstreamRefused({ answer: relayed(protocol.upstreamProblem(answerableStatus(status), body)), ...admitted })
   }
   return new UpstreamFailed({ status, ...admitted })
 }
@@ -167,19 +184,18 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       const clock = yield* Effect.clock
       // Every configured upstream's key and host: none may reach a client through an upstream's words.
       const settings = Object.values(configured).flatMap((setting) => Option.toArray(setting))
-      const scrub = makeScrubber(
+      const redactService = makeRedactor(
         settings.map((setting) => Redacted.value(setting.key)),
         settings.flatMap((setting) => {
           const url = new URL(setting.url)
           return [url.host, url.hostname]
         })
       )
-      const scrubbed = (problem: Problem): Problem => scrubProblem(problem, scrub)
-      /** The workspace's own key must not come back through an upstream's words either. */
-      const scrubbedFor = ({ ownKey }: Exchange) =>
-        ownKey === undefined
-          ? scrubbed
-          : (problem: Problem): Problem => scrubProblem(scrubbed(problem), makeScrubber([Redacted.value(ownKey)], []))
+      /** What of the upstream's problem a client may see: the workspace's own key must not come back either. */
+      const relayedFor = ({ ownKey }: Exchange) => {
+        const redact = ownKey === undefined ? redactService : redactBoth(redactService, makeRedactor([Redacted.value(ownKey)]))
+        return (problem: Problem): Problem => relayedProblem(problem, redact)
+      }
       const credentials = yield* ProviderCredentials
 
       /** A request sent with the workspace's own key marks the key used (in the background). */
@@ -304,23 +320,37 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         const relayEvent = input.relayEvent ?? ((event: SseEvent) => event)
         // Node events rather than an Effect Stream: this runs for every chunk of every stream.
         const pump = (sink: StreamSink) =>
-          Effect.async<"completed" | "failed">((resume) => {
+          Effect.async<ApiRequestRecord["outcome"]>((resume) => {
             const body = response.body
             const decoder = boundedSseDecoder(upstreamLimits.maxSseEventBytes)
             let done = false
-            const finish = (outcome: "completed" | "failed") => {
+            const finish = (outcome: ApiRequestRecord["outcome"]) => {
               done = true
               resume(Effect.succeed(outcome))
             }
             /** Events read before the failure (`unsent`) still reach the client, ahead of the error. */
             const fail = (failure: UpstreamFailure, unsent: string) => {
               done = true
-              body.destroy()
+              discard(body)
               const problem = tally.upstreamError === undefined
                 ? problemOf(input.provider, unavailable(failure, inStream))
-                : scrubbedFor(input)(tally.upstreamError)
+                : relayedFor(input)(tally.upstreamError)
               sink.cut(unsent + input.protocol.streamError(problem), () =>
                 resume(Effect.succeed("failed" as const)))
+            }
+            // The service stops: the client is told so in the stream's own words before the connection
+            // closes, and the stream is recorded as cancelled (billed for what was generated).
+            sink.onGraceEnd(() => {
+              if (done) return
+              done = true
+              discard(body)
+              sink.cut(input.protocol.streamError(problemOf(input.provider, stopping)), () => resume(Effect.succeed("cancelled" as const)))
+            })
+            // Cut before the relay began (after the headers were read): nothing more will come.
+            const failed = unreadable(body)
+            if (failed !== undefined) {
+              fail(failed, "")
+              return Effect.void
             }
             body.on("data", (chunk: Buffer) => {
               if (done) return
@@ -355,7 +385,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               if (!done) fail(classify(cause), "")
             })
             // The client went away: the upstream exchange ends too.
-            return Effect.sync(() => body.destroy())
+            return Effect.sync(() => discard(body))
           })
         const relay = (sink: StreamSink) =>
           pump(sink).pipe(
@@ -376,6 +406,8 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         forward: (request) => {
           // Set once the request is admitted: from then on, an interruption is recorded (made per call).
           let admittedAt: { readonly admission: Admission; readonly started: number; readonly input: Exchange } | undefined
+          // The upstream's answer once its headers came: ended if the request is interrupted before it is read or relayed.
+          let answer: UpstreamResponse | undefined
           return Effect.gen(function*() {
             const started = performance.now()
             const admission = yield* rateLimits.admit({
@@ -416,6 +448,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               body: JSON.stringify(input.body),
               ...(upstreamHeaders ? { headers: upstreamHeaders } : {})
             }).pipe(Effect.catchTag("UpstreamFailure", (failure) => refuse(input, admission, started, unavailable(failure, admitted(admission)))))
+            answer = response
             metrics.upstreamFirstByte(input.provider.id, input.region, (performance.now() - sentAt) / 1000)
             exchangeSpan?.event("first_byte", clock.unsafeCurrentTimeNanos(), { "http.response.status_code": response.status })
             const hints = { ...pickHeaders(response.headers), ...simulatedHeader(target) }
@@ -425,7 +458,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                 Effect.map((bytes) => bytes.toString("utf8")),
                 Effect.orElseSucceed(() => "")
               )
-              const refusal = upstreamRefusal(input, response.status, body, admitted(admission, hints), scrubbedFor(input))
+              const refusal = upstreamRefusal(input, response.status, body, admitted(admission, hints), relayedFor(input))
               if (refusal._tag === "WorkspaceKeyRefused") {
                 yield* Effect.forkDaemon(Effect.ignore(credentials.recordRefusal(
                   input.principal.workspace.id,
@@ -435,30 +468,36 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               }
               return yield* refuse(input, admission, started, refusal)
             }
-            const contentType = String(response.headers["content-type"] ?? "")
-            if (input.stream !== contentType.includes("text/event-stream")) {
+            const unusable = unusableAnswer(input.stream, response.headers)
+            if (unusable !== undefined) {
               // Not read: whatever it is, it is not the answer asked for.
-              response.body.destroy()
+              discard(response.body)
               return yield* refuse(
                 input,
                 admission,
                 started,
-                unavailable(new UpstreamFailure({ kind: "malformed", detail: contentType }), admitted(admission))
+                unavailable(new UpstreamFailure({ kind: "malformed", detail: unusable }), admitted(admission))
               )
             }
             return input.stream
               ? relayStream(input, admission, started, response, headers)
               : yield* relayJson(input, admission, started, response, headers)
           }).pipe(
-            // The client left before the answer (499, nginx's "client closed request"): billed for the
-            // prompt the upstream was sent, as a cancelled stream is.
+            // The client left before the answer (499, nginx's "client closed request"): the upstream's
+            // answer, if it came, is ended unread, and the request is billed for the prompt the upstream
+            // was sent, as a cancelled stream is.
             Effect.onInterrupt(() =>
-              admittedAt === undefined ? Effect.void : record(admittedAt.input, admittedAt.admission, admittedAt.started, {
-                status: 499,
-                outcome: "cancelled",
-                inputTokens: request.estimatedInputTokens,
-                outputTokens: 0
-              })
+              Effect.zipRight(
+                Effect.sync(() => {
+                  if (answer !== undefined) discard(answer.body)
+                }),
+                admittedAt === undefined ? Effect.void : record(admittedAt.input, admittedAt.admission, admittedAt.started, {
+                  status: 499,
+                  outcome: "cancelled",
+                  inputTokens: request.estimatedInputTokens,
+                  outputTokens: 0
+                })
+              )
             )
           )
         }

@@ -79,8 +79,31 @@ export const byteBudget = (limit: number): ByteBudget => {
 
 const unlimited: ByteBudget = { take: () => true, give: () => {} }
 
+const ignoreError = (_cause: unknown): void => {}
+
+/**
+ * Whether the body can still be read. A body that failed (or was destroyed) before anyone listened has
+ * said all it will: listeners added now would wait forever, so the reader fails at once instead.
+ */
+export const unreadable = (body: Readable): UpstreamFailure | undefined =>
+  body.destroyed || body.errored !== null
+    ? classify(body.errored ?? new Error("the upstream answer ended before it was read"))
+    : undefined
+
+/**
+ * Ends an upstream answer that will not be read. Safe whatever its state: every body has an error
+ * listener from the moment it exists (`send`), and undici destroys an unread body with an error.
+ */
+export const discard = (body: Readable): void => void body.destroy()
+
 /** The whole body, refused beyond maxBytes or the shared budget; interrupting the read ends the upstream exchange. */
 export const readBody = (body: Readable, maxBytes: number, budget: ByteBudget = unlimited): Effect.Effect<Buffer, UpstreamFailure> =>
+  Effect.suspend(() => {
+    const failed = unreadable(body)
+    return failed === undefined ? readWhole(body, maxBytes, budget) : Effect.fail(failed)
+  })
+
+const readWhole = (body: Readable, maxBytes: number, budget: ByteBudget): Effect.Effect<Buffer, UpstreamFailure> =>
   Effect.async((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
@@ -197,6 +220,12 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
                 .then(
                   ({ body, headers, statusCode }) => {
                     response = body
+                    // Every body's errors are handled, whoever reads it and whenever they fail: a body cut
+                    // before its reader listens, or destroyed unread (undici then emits an abort error, with
+                    // no listener of its own once the whole answer had arrived: a short JSON answer to a
+                    // stream). Without this listener such an 'error' event ends the process. The readers
+                    // listen for themselves (readBody, the relay).
+                    body.on("error", ignoreError)
                     body.once("close", () => clearTimeout(deadline))
                     resume(Effect.succeed({ status: statusCode, headers, body }))
                   },

@@ -12,10 +12,15 @@ export const FaultKind = Schema.Literal(
   "unauthorized", // 401
   "bad_gateway", // 502 with an HTML page, as a proxy in front of the provider answers
   "malformed_body", // 200 whose body is not valid JSON / SSE
+  "ignore_stream", // a stream asked for, a 200 JSON answer given (a server that ignores `stream`)
+  "html_page", // 200 with an HTML page, as a proxy's sign-in or error page
+  "gzip", // the answer gzip-encoded, though the request did not ask for it
   "reset", // connection dropped before any byte
+  "cut_after_headers", // status and headers, then the connection drops before any byte of the body
   "hang", // nothing is ever sent
   "mid_stream_error", // the format's in-band error event after `fault_after` events, then the connection drops
   "mid_stream_abort", // the connection drops after `fault_after` events
+  "mid_event_abort", // the connection drops in the middle of the event after `fault_after` events
   "stall" // `fault_after` events, then silence with the connection open
 )
 export type FaultKind = typeof FaultKind.Type

@@ -3,6 +3,7 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Duration, Effect, Either, Option, Redacted, Stream } from "effect"
+import { gzipSync } from "node:zlib"
 import { type FaultKind, readControls, type SimulationControls } from "./controls"
 import { hexDigest } from "./deterministic"
 import type { Dialect } from "./dialect"
@@ -45,15 +46,17 @@ export const errorResponse = (dialect: Dialect, error: SimulatorError, requestId
 
 /**
  * Ends the TCP connection without finishing the HTTP response, as a crashed or cut-off upstream does:
- * "reset" sends a TCP reset at once; "cut" first flushes what was written, so the client sees a truncated body.
+ * "reset" sends a TCP reset at once; "cut" first flushes what was written, so the client sees a truncated
+ * body (after the status and headers at least: they are sent first when nothing was written yet).
  */
 const dropConnection = (request: HttpServerRequest.HttpServerRequest, how: "reset" | "cut"): Effect.Effect<never> =>
   Effect.sync(() => {
     const response = NodeHttpServerRequest.toServerResponse(request)
     const socket = response.socket
-    if (socket === null) response.destroy()
-    else if (how === "reset") socket.resetAndDestroy()
-    else socket.end()
+    if (socket === null) return response.destroy()
+    if (how === "reset") return socket.resetAndDestroy()
+    response.flushHeaders()
+    socket.end()
   }).pipe(Effect.zipRight(Effect.never))
 
 const faultErrors: Partial<Record<FaultKind, SimulatorError>> = {
@@ -84,6 +87,9 @@ const kindOfStatus = (status: number): ErrorKind =>
     : "invalid_request"
 
 const streamFault = new SimulatorError({ kind: "server_error", message: "The stream was interrupted by a server error (simulated)." })
+
+const proxyPage =
+  "<!doctype html>\r\n<html><head><title>Sign in</title></head><body><form method=post><input name=user></form></body></html>\r\n"
 
 const badGatewayPage =
   "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n"
@@ -124,6 +130,13 @@ const bodyStream = (
         return inBand === undefined ? Stream.fromEffect(drop) : Stream.concat(Stream.make(inBand.error), Stream.fromEffect(drop))
       case "mid_stream_abort":
         return Stream.fromEffect(drop)
+      case "mid_event_abort": {
+        // Half of the next piece (an event, or the rest of a JSON body), then the drop.
+        const next = rest[0] ?? ""
+        return Stream.concat(Stream.make(next.slice(0, Math.ceil(next.length / 2))), Stream.fromEffect(drop))
+      }
+      case "cut_after_headers":
+        return Stream.fromEffect(drop)
       case "stall":
         return Stream.never
       case "malformed_body":
@@ -132,9 +145,19 @@ const bodyStream = (
         return paced(rest)
     }
   }
-  return Stream.concat(paced(pieces.slice(0, controls.faultAfter)), Stream.suspend(tail)).pipe(
+  const before = fault === "cut_after_headers" ? [] : pieces.slice(0, controls.faultAfter)
+  return Stream.concat(paced(before), Stream.suspend(tail)).pipe(
     Stream.map((text) => encoder.encode(text))
   )
+}
+
+/** The whole answer gzip-encoded, unasked (the upstream clients send no accept-encoding). */
+const gzipped = (reply: Reply, headers: Record<string, string>): HttpServerResponse.HttpServerResponse => {
+  const events = reply._tag === "Events"
+  return HttpServerResponse.uint8Array(gzipSync(events ? reply.events.join("") : JSON.stringify(reply.body)), {
+    contentType: events ? "text/event-stream; charset=utf-8" : "application/json",
+    headers: { ...headers, "content-encoding": "gzip" }
+  })
 }
 
 const deliver = (
@@ -145,6 +168,7 @@ const deliver = (
   headers: Record<string, string>,
   drop: Effect.Effect<never>
 ): HttpServerResponse.HttpServerResponse => {
+  if (fault === "gzip") return gzipped(reply, headers)
   if (reply._tag === "Events") {
     const streamHeaders = { ...headers, "cache-control": "no-cache", "x-accel-buffering": "no" }
     // Nothing to pace and nothing to break: the whole stream in one write, without a Stream body's cost.
@@ -237,14 +261,28 @@ export const serveEndpoint = <R>(endpoint: SimulatedEndpoint<R>) =>
     if (fault === "bad_gateway") {
       return HttpServerResponse.text(badGatewayPage, { status: 502, contentType: "text/html" })
     }
+    if (fault === "html_page") return HttpServerResponse.text(proxyPage, { status: 200, contentType: "text/html" })
     if (fault === "reset") return yield* dropConnection(request, "reset")
     if (fault === "hang") return yield* Effect.never
 
     const answer = yield* parseJsonObject(rawBody.right).pipe(
+      // A server that ignores `stream` answers with the whole JSON answer.
+      Effect.map((body) => {
+        if (fault !== "ignore_stream") return body
+        const { stream: _stream, stream_options: _options, ...whole } = body
+        return whole
+      }),
       Effect.flatMap((body) => endpoint.answer(body, { controls: control, header })),
       Effect.either
     )
     return Either.isLeft(answer)
       ? fail(answer.left)
-      : deliver(dialect, answer.right, control, fault, { [dialect.requestIdHeader]: requestId }, dropConnection(request, "cut"))
+      : deliver(
+        dialect,
+        answer.right,
+        control,
+        fault === "ignore_stream" ? undefined : fault,
+        { [dialect.requestIdHeader]: requestId },
+        dropConnection(request, "cut")
+      )
   })

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import { trackConnections } from "../../src/http/connectionDrain"
+import { graceEnded, trackConnections } from "../../src/http/connectionDrain"
 
 /** A server whose every answer is a stream that never ends, each request tracked as server.ts does. */
 const streamingServer = async () => {
@@ -72,4 +72,37 @@ describe("connection tracking", () => {
     expect(tracker.tracked()).toBe(0)
     agent.destroy()
   })
+
+  it("at the end of the grace lets a response that listens write its last words, and cuts the others", async () => {
+    const server = http.createServer()
+    const tracker = trackConnections(server)
+    let served = 0
+    server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
+      served += 1
+      tracker.track(request, response)
+      response.writeHead(200, { "content-type": "text/event-stream" })
+      response.write("data: first\n\n")
+      // The first request's stream ends itself at the grace, as a relayed stream does.
+      if (request.url === "/listens") response.once(graceEnded, () => response.end("data: last words\n\n"))
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    close = () => server.close()
+    const { port } = server.address() as AddressInfo
+    const read = (path: string) =>
+      new Promise<{ text: string; complete: boolean }>((resolve) => {
+        let text = ""
+        http.get({ port, host: "127.0.0.1", path, agent: false }, (response) => {
+          response.on("data", (chunk: Buffer) => void (text += chunk.toString()))
+          response.once("end", () => resolve({ text, complete: true }))
+          response.once("error", () => resolve({ text, complete: false }))
+        }).on("error", () => resolve({ text, complete: false }))
+      })
+    const listens = read("/listens")
+    const silent = read("/silent")
+    while (served < 2) await settle()
+    tracker.closeAll()
+    expect(await listens).toEqual({ text: "data: first\n\ndata: last words\n\n", complete: true })
+    expect(await silent).toEqual({ text: "data: first\n\n", complete: false })
+  })
 })
+

@@ -156,6 +156,50 @@ describe("simulated faults and timing", () => {
       })
     )
 
+    it.effect("answers a stream as a misconfigured upstream may: JSON, an HTML page, gzip unasked", () =>
+      Effect.gen(function* () {
+        const streamBody = JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: "hi" }], stream: true })
+        const json = yield* post("/v1/chat/completions", streamBody, { "x-simulator-fault": "ignore_stream" })
+        expect(json.status).toBe(200)
+        expect(json.headers.get("content-type")).toMatch(/application\/json/)
+        expect(((yield* Effect.promise(() => json.json())) as { object: string }).object).toBe("chat.completion")
+        const page = yield* post("/v1/chat/completions", streamBody, { "x-simulator-fault": "html_page" })
+        expect(page.status).toBe(200)
+        expect(page.headers.get("content-type")).toMatch(/text\/html/)
+        // fetch decodes gzip itself: the header says what was sent.
+        const gzip = yield* post("/v1/chat/completions", streamBody, { "x-simulator-fault": "gzip" })
+        expect(gzip.headers.get("content-encoding")).toBe("gzip")
+        expect(yield* Effect.promise(() => gzip.text())).toMatch(/data: \[DONE\]/)
+      })
+    )
+
+    it.effect("cuts the connection after the headers, or in the middle of an event", () =>
+      Effect.gen(function* () {
+        const streamBody = JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: "hi" }], stream: true })
+        const afterHeaders = yield* post("/v1/chat/completions", streamBody, { "x-simulator-fault": "cut_after_headers" })
+        expect(afterHeaders.status).toBe(200)
+        const reader = afterHeaders.body!.getReader()
+        expect((yield* Effect.either(Effect.tryPromise(() => reader.read())))._tag).toBe("Left")
+        const midEvent = yield* post("/v1/chat/completions", streamBody, { "x-simulator-fault": "mid_event_abort", "x-simulator-fault-after": "1" })
+        const midReader = midEvent.body!.getReader()
+        let text = ""
+        const cut = yield* Effect.promise(async () => {
+          try {
+            for (let read = await midReader.read(); !read.done; read = await midReader.read()) text += new TextDecoder().decode(read.value)
+            return false
+          } catch {
+            return true
+          }
+        })
+        expect(cut).toBe(true)
+        // One whole event, then half of the next one.
+        const [first, second] = text.split("\n\n")
+        expect(JSON.parse(first!.slice("data: ".length))).toMatchObject({ object: "chat.completion.chunk" })
+        expect(second).toMatch(/^data: \{/)
+        expect(text.endsWith("\n\n")).toBe(false)
+      })
+    )
+
     it.effect("spaces stream events by the chunk delay", () =>
       Effect.gen(function* () {
         const started = Date.now()
