@@ -27,11 +27,11 @@ import {
   ProviderBAuthLive,
   ProviderCAuthLive
 } from "./http/authMiddleware"
-import { CredentialThrottle } from "./http/credentialThrottle"
 import { ForwardingLane } from "./http/forwardingLane"
 import { HttpServerLive } from "./http/server"
 import { ApiKeys } from "./services/ApiKeys"
 import { AuthService } from "./services/AuthService"
+import { CredentialThrottle } from "./services/CredentialThrottle/index"
 import { ChatCompletions } from "./providers/providerA/ChatCompletions"
 import { Embeddings } from "./providers/providerA/Embeddings"
 import { FimCompletions } from "./providers/providerC/FimCompletions"
@@ -150,9 +150,9 @@ export const appWith = <E, R, ROut, E2, R2>(lane: Layer.Layer<ForwardingLane, E,
     Layer.provide(ForwardingLive),
     Layer.provide(UsageExportsLive),
     Layer.provide(ConsoleServicesLive),
-    // One throttle of failed credentials, shared by the lane and the HttpApi app.
-    Layer.provide(CredentialThrottle.layer),
     Layer.provideMerge(AuthService.layer),
+    // One throttle of failed credentials, shared by the lane and the HttpApi app (in Redis with RATE_LIMIT_STORE=redis).
+    Layer.provideMerge(CredentialThrottle.fromConfig),
     Layer.provideMerge(stores),
     Layer.provideMerge(LocalSecrets.layer),
     // Below everything: every service may count (and the database pool is read at each scrape).

@@ -1,6 +1,7 @@
 import { Config, ConfigError, Context, Effect, Either, Layer, LogLevel, Option, ParseResult, Redacted, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { parseTrustedProxies, type TrustedProxies } from "./domain/clientAddress"
 import { type CredentialsKey, parseCredentialsKey } from "./domain/credentials"
 import { PriceTable } from "./domain/prices"
 import type { TraceSampler } from "./domain/traceContext"
@@ -103,7 +104,6 @@ export interface AppConfigShape {
     readonly keepAliveTimeoutMs: number
     readonly maxConnections: number
   }
-  /** Failed credentials (admin token, API keys) per client address before 429, and the window they count in. */
   /**
    * CREDENTIALS_KEY seals customer-supplied provider keys; CREDENTIALS_KEY_PREVIOUS, during a rotation, opens
    * those sealed before it. Without CREDENTIALS_KEY no provider key can be saved.
@@ -112,10 +112,18 @@ export interface AppConfigShape {
     readonly current: Option.Option<CredentialsKey>
     readonly previous: Option.Option<CredentialsKey>
   }
+  /**
+   * Failed credentials (API keys and admin tokens, counted apart) allowed within the window per client
+   * address, per network (/24, /64) and in all, before a credential not known to be valid is 429.
+   */
   readonly authFailures: {
     readonly limit: number
+    readonly networkLimit: number
+    readonly globalLimit: number
     readonly windowSeconds: number
   }
+  /** TRUSTED_PROXIES: the proxies whose X-Forwarded-For names the client address; None: the connection's peer. */
+  readonly trustedProxies: Option.Option<TrustedProxies>
   /** Prometheus metrics at GET /metrics (docs/operations.md, "Metrics"). */
   readonly metrics: {
     /** METRICS=off: nothing is counted and /metrics answers 404 (what the cost benchmark compares against). */
@@ -425,8 +433,19 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   ),
   authFailures: Config.all({
     limit: positiveInt("AUTH_FAILURE_LIMIT", 20),
+    networkLimit: positiveInt("AUTH_FAILURE_NETWORK_LIMIT", 100),
+    globalLimit: positiveInt("AUTH_FAILURE_GLOBAL_LIMIT", 1_000),
     windowSeconds: positiveInt("AUTH_FAILURE_WINDOW_SECONDS", 60)
   }),
+  trustedProxies: Config.string("TRUSTED_PROXIES").pipe(
+    Config.withDefault(""),
+    Config.mapOrFail((text) =>
+      Either.match(parseTrustedProxies(text), {
+        onLeft: (problem) => Either.left(ConfigError.InvalidData(["TRUSTED_PROXIES"], problem)),
+        onRight: (trusted) => Either.right(Option.fromNullable(trusted))
+      })
+    )
+  ),
   metrics: Config.all({
     enabled: Config.literal("on", "off")("METRICS").pipe(Config.withDefault("on" as const), Config.map((value) => value === "on")),
     token: Config.option(

@@ -89,11 +89,12 @@ export const ConsoleAccountHandlers = HttpApiBuilder.group(WorkspaceApi, "consol
           return { accepted, signIn: true }
         }
         if (payload.password !== undefined) {
-          yield* signIn.admit(email)
+          const reservation = yield* signIn.admit({ email })
           const accepted = yield* members.acceptWithNewAccount(token, payload.password, payload.name).pipe(
             // An attempt to set the password of an existing account counts and is audited as a failed sign-in.
             Effect.catchTag("AccountExists", () => Effect.zipRight(signIn.failed(email, onInvitationPage), Effect.fail(notAccepted())))
           )
+          yield* signIn.succeeded(reservation)
           return { accepted, signIn: true }
         }
         const person = yield* signedInPerson
@@ -130,7 +131,7 @@ export const ConsoleAccountHandlers = HttpApiBuilder.group(WorkspaceApi, "consol
           const actor = yield* CurrentConsoleActor
           if (actor.kind !== "person") return yield* Effect.fail(forbidden("The operator signs in with ADMIN_TOKEN and has no password to change."))
           // The current password is checked like a sign-in: a stolen session cannot guess it faster.
-          yield* signIn.admit(actor.email)
+          const reservation = yield* signIn.admit({ email: actor.email })
           yield* passwords.change(actor.personId, payload.currentPassword, payload.newPassword, actor.sessionHash).pipe(
             Effect.catchTag("WrongPassword", () =>
               Effect.zipRight(
@@ -143,6 +144,7 @@ export const ConsoleAccountHandlers = HttpApiBuilder.group(WorkspaceApi, "consol
                 }))
               ))
           )
+          yield* signIn.succeeded(reservation)
           yield* auditPerson({ id: actor.personId, email: actor.email, name: actor.name }, "password.changed")
         })))
       .handle("passwordReset", ({ path }) =>

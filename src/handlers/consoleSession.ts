@@ -8,10 +8,9 @@ import { AppConfig } from "../config"
 import type { ConsoleActor } from "../domain/console"
 import { LocalSecrets } from "../services/LocalSecrets"
 import { Sessions } from "../services/Sessions"
-import { SignInThrottle } from "../services/SignInThrottle"
 import type { StorageFailure } from "../services/StorageFailure"
 import { makeConsoleSignIn, or503 } from "./consoleSignIn"
-import { clientAddress, setSessionCookie } from "./consoleViews"
+import { setSessionCookie } from "./consoleViews"
 
 const digest = (value: string) => crypto.createHash("sha256").update(value, "utf8").digest()
 
@@ -22,7 +21,6 @@ export const ConsoleSessionHandlers = HttpApiBuilder.group(WorkspaceApi, "consol
   Effect.gen(function*() {
     const config = yield* AppConfig
     const sessions = yield* Sessions
-    const throttle = yield* SignInThrottle
     const signIn = yield* makeConsoleSignIn
     const adminToken = Option.isSome(config.adminToken) ? config.adminToken.value : yield* (yield* LocalSecrets).adminToken
     const expectedAdmin = digest(Redacted.value(adminToken))
@@ -36,16 +34,18 @@ export const ConsoleSessionHandlers = HttpApiBuilder.group(WorkspaceApi, "consol
       return id === undefined || id === "" ? Option.none<ConsoleActor>() : yield* sessions.resolve(id)
     })
 
-    /** The operator's sign-in: the admin token, compared in constant time, throttled per client address. */
+    /**
+     * The operator's sign-in: the admin token, compared in constant time, throttled per client address only
+     * (nobody can lock the operator out from elsewhere).
+     */
     const operatorSignIn = (token: string) =>
       Effect.gen(function*() {
-        yield* signIn.admit("operator")
+        const reservation = yield* signIn.admit("operator")
         if (!crypto.timingSafeEqual(digest(token), expectedAdmin)) {
-          yield* throttle.failed("operator", yield* clientAddress)
           yield* signIn.auditSignIn(null, "operator", "session.sign_in_failed")
           return yield* Effect.fail(invalidCredentials())
         }
-        yield* throttle.succeeded("operator")
+        yield* signIn.succeeded(reservation)
         yield* signIn.auditSignIn("operator", "operator", "session.signed_in")
         return yield* signIn.openSession("operator")
       })

@@ -7,7 +7,7 @@ import { normalizeEmail } from "../domain/console"
 import { AuditLog } from "../services/AuditLog"
 import { Members, type Person } from "../services/Members"
 import { sessionLifetime, Sessions } from "../services/Sessions"
-import { SignInThrottle } from "../services/SignInThrottle"
+import { type SignInReservation, SignInThrottle } from "../services/SignInThrottle"
 import type { StorageFailure } from "../services/StorageFailure"
 import { Workspaces } from "../services/Workspaces"
 import { clientAddress, setSessionCookie } from "./consoleViews"
@@ -77,36 +77,45 @@ export const makeConsoleSignIn = Effect.gen(function*() {
       }))
     )
 
-  /** Refuses (429) an attempt for a throttled email or client address (the operator's: subject "operator"). */
-  const admit = (subject: string) =>
+  /**
+   * Counts an attempt (a person's, by email, or the operator's) as a failed sign-in of the client address
+   * before any password is looked at, or refuses it (429) when the email and address together, or the
+   * address, spent their failures. Give the reservation back (`succeeded`) when the attempt was no
+   * failure; a wrong password leaves it counted.
+   */
+  const admit = (who: { readonly email: string } | "operator") =>
     Effect.flatMap(clientAddress, (address) =>
-      throttle.check(subject, address).pipe(Effect.catchTag("SignInThrottled", (t) => throttled(t.retryAfterSeconds))))
+      throttle.reserve(who === "operator" ? { operator: true, address } : { email: who.email, address }).pipe(
+        Effect.catchTag("SignInThrottled", (t) => throttled(t.retryAfterSeconds))
+      ))
 
-  /** A failed attempt for an email: counted by the throttle, audited in the person's workspaces (never the password). */
+  /** The attempt was no failure: its reservation is given back (and the email's failures from this address cleared). */
+  const succeeded = (reservation: SignInReservation) => throttle.succeeded(reservation)
+
+  /** A failed attempt for an email (already counted when admitted): audited in the person's workspaces, never the password. */
   const failed = (email: string, target: string | null = null) =>
     Effect.gen(function*() {
-      yield* throttle.failed(email, yield* clientAddress)
       const known = yield* members.personByEmail(email)
       yield* auditSignIn(Option.getOrNull(known), normalizeEmail(email), "session.sign_in_failed", target)
     })
 
   /**
-   * A person's email and password, as the sign-in page checks them: throttled first, then the password (an
+   * A person's email and password, as the sign-in page checks them: counted first, then the password (an
    * unknown email costs and answers what a wrong password does), the outcome counted and audited. `target`
    * says where it happened when not on the sign-in page.
    */
   const checkPassword = (email: string, password: string, target: string | null = null) =>
     Effect.gen(function*() {
-      yield* admit(email)
+      const reservation = yield* admit({ email })
       const person = yield* members.verify(email, password)
       if (Option.isNone(person)) {
         yield* failed(email, target)
         return person
       }
-      yield* throttle.succeeded(email)
+      yield* succeeded(reservation)
       yield* auditSignIn(person.value, person.value.email, "session.signed_in", target)
       return person
     })
 
-  return { view, openSession, auditSignIn, admit, failed, checkPassword }
+  return { view, openSession, auditSignIn, admit, succeeded, failed, checkPassword }
 })

@@ -65,7 +65,10 @@ export const providerKeyWireView = (k: ProviderKeyView) => ({
 
 export const workspaceView = (w: Workspace) => ({ id: w.id, name: w.name, settings: w.settings, createdAt: w.createdAt.toISOString() })
 
-/** The caller's address (X-Forwarded-For aware, as the server's middleware resolved it), for the audit log. */
+/**
+ * The client address, for the audit log and the sign-in throttle: the connection's peer, or the one its
+ * trusted proxy names (TRUSTED_PROXIES), as `withClientAddress` (src/http/clientAddress.ts) resolved it.
+ */
 export const clientAddress = Effect.map(
   HttpServerRequest.HttpServerRequest,
   (request) => Option.getOrElse(request.remoteAddress, () => "unknown")

@@ -8,6 +8,8 @@ export interface AccessEntry {
   readonly path: string
   readonly status: number
   readonly durationMs: number
+  /** The client address (src/domain/clientAddress.ts), "unknown" when the socket had none. */
+  readonly address: string
   /** The serving fiber, as Effect names it in log lines (`#123`). */
   readonly fiberId: string
 }
@@ -20,11 +22,13 @@ export const accessLogLine = (entry: AccessEntry, at: Date, format: "json" | "pr
   format === "pretty"
     ? `${at.toISOString()} INFO  request requestId=${prettyValue(entry.requestId)} method=${prettyValue(entry.method)} path=${
       prettyValue(entry.path)
-    } status=${entry.status} durationMs=${entry.durationMs}\n`
-    // Built as text: the only values that may need escaping are the id and the path.
+    } status=${entry.status} durationMs=${entry.durationMs} address=${prettyValue(entry.address)}\n`
+    // Built as text: only the id, the path and the address are escaped (the rest are numbers and fixed words).
     : `{"message":"request","logLevel":"INFO","timestamp":"${at.toISOString()}","annotations":{"requestId":${
     JSON.stringify(entry.requestId)
-  },"method":${JSON.stringify(entry.method)},"path":${JSON.stringify(entry.path)},"status":${entry.status},"durationMs":${entry.durationMs}},"spans":{},"fiberId":${
+  },"method":${JSON.stringify(entry.method)},"path":${JSON.stringify(entry.path)},"status":${entry.status},"durationMs":${entry.durationMs},"address":${
+    JSON.stringify(entry.address)
+  }},"spans":{},"fiberId":${
     JSON.stringify(entry.fiberId)
   }}\n`
 

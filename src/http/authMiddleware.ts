@@ -1,5 +1,4 @@
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Layer, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../config"
@@ -15,8 +14,16 @@ import { providerB } from "../providers/providerB/dialect"
 import { providerC } from "../providers/providerC/dialect"
 import { admissionHeaders, exportsStyle, renderRefusal } from "../providers/render"
 import { spansWhen } from "../services/traceSpans"
-import { CredentialThrottle, type Throttled } from "./credentialThrottle"
+import { CredentialThrottle } from "../services/CredentialThrottle/index"
+import { retryHeaders } from "../providers/rateLimitHeaders"
 import { type ErrorFormat, type FormatErrors, problemAs } from "../api/errors/errorFormat"
+import type { Problem } from "../domain/problem"
+
+/** A refused credential: the endpoint renders the problem in its format, with these headers. */
+export interface CredentialRefusal {
+  readonly problem: Problem
+  readonly headers: Readonly<Record<string, string>>
+}
 
 /** `Authorization: Bearer <token>` (scheme case-insensitive), or undefined when absent or another scheme. */
 export const bearerToken = (headers: Readonly<Record<string, string | undefined>>): string | undefined => {
@@ -36,7 +43,7 @@ const presentedKey = (headers: Readonly<Record<string, string | undefined>>, all
 
 const noHeaders: Readonly<Record<string, string>> = {}
 
-const conflicting: Throttled = {
+const conflicting: CredentialRefusal = {
   problem: {
     status: 401,
     code: "invalid_api_key",
@@ -45,70 +52,74 @@ const conflicting: Throttled = {
   headers: noHeaders
 }
 
-const unavailable: Throttled = {
+const unavailable: CredentialRefusal = {
   problem: { status: 503, code: "unavailable", message: "The service cannot check API keys right now. Retry shortly." },
   headers: noHeaders
 }
 
-/** Failures that are guesses: a key that does not exist, is revoked or is not even a key (not a missing one or a scope). */
-const isGuess = (reason: string): boolean => reason === "unknown" || reason === "revoked" || reason === "malformed"
+/** Past the failed-credential limit: a credential not known to be valid is refused until the window ends. */
+const tooManyFailures = (retryAfterMs: number): CredentialRefusal => ({
+  problem: {
+    status: 429,
+    code: "too_many_failed_credentials",
+    message: `Too many invalid credentials came from this address or its network lately (a valid one is still accepted). Retry in ${
+      Math.ceil(retryAfterMs / 1_000)
+    } s.`
+  },
+  headers: retryHeaders(retryAfterMs)
+})
 
 /**
- * The caller of a request with these headers, or why not (401, 429 when its address spent its failed
- * credentials — answered without a key lookup —, or 503 when keys cannot be checked), with the
- * headers to answer with.
+ * The caller of a request with these headers from `address` (its client address), or why not: 401, 429
+ * for a key not known to be valid once the address spent its failed credentials (answered without a
+ * lookup), or 503 when keys cannot be checked; with the headers to answer with.
  */
 export const checkKey = (
   auth: AuthService["Type"],
-  throttle: CredentialThrottle["Type"],
   address: string | undefined,
   headers: Readonly<Record<string, string | undefined>>,
   scope: Scope,
   allowXApiKey: boolean
-): Effect.Effect<Principal, Throttled> => {
-  const throttled = throttle.check(address)
-  if (throttled !== undefined) return Effect.fail(throttled)
+): Effect.Effect<Principal, CredentialRefusal> => {
   const { conflict, key } = presentedKey(headers, allowXApiKey)
   return conflict
     ? Effect.fail(conflicting)
-    : auth.authenticate(key, scope).pipe(
+    : auth.authenticate(key, scope, address).pipe(
       Effect.catchTags({
-        AuthFailure: (failure) => {
-          if (isGuess(failure.reason)) throttle.failed(address)
-          return Effect.fail<Throttled>({
+        AuthFailure: (failure) =>
+          Effect.fail<CredentialRefusal>({
             problem: {
               status: 401,
               code: failure.reason === "scope" ? "insufficient_scope" : "invalid_api_key",
               message: failure.description
             },
             headers: noHeaders
-          })
-        },
+          }),
+        CredentialsThrottled: (throttled) => Effect.fail(tooManyFailures(throttled.retryAfterMs)),
         StorageFailure: (failure) => Effect.zipRight(logDatabaseUnavailable(failure.cause), Effect.fail(unavailable))
       })
     )
 }
 
-/** The address of the connection (not a forwarded header: the caller writes those). */
-const socketAddress = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
-  NodeHttpServerRequest.toIncomingMessage(request).socket?.remoteAddress
+/** The client address `withClientAddress` (src/http/clientAddress.ts) set on the request. */
+const addressOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => Option.getOrUndefined(request.remoteAddress)
 
 const withHeaders = (headers: Readonly<Record<string, string>>) =>
   HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
 
 /** A refusal in the endpoint's format, its headers (retry hints) on the answer. */
-const refuseAs = <F extends ErrorFormat>(format: F, { headers, problem }: Throttled): Effect.Effect<never, FormatErrors[F]> =>
+const refuseAs = <F extends ErrorFormat>(format: F, { headers, problem }: CredentialRefusal): Effect.Effect<never, FormatErrors[F]> =>
   headers === noHeaders
     ? Effect.fail(problemAs(format, problem))
     : Effect.zipRight(withHeaders(headers), Effect.fail(problemAs(format, problem)))
 
 const authenticate = <F extends ErrorFormat>(format: F, scope: Scope, allowXApiKey = false) =>
-  Effect.map(Effect.all([AuthService, CredentialThrottle, AppConfig]), ([auth, throttle, config]) => {
+  Effect.map(Effect.all([AuthService, AppConfig]), ([auth, config]) => {
     const span = spansWhen(config)
     return () =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
         Effect.catchAll(
-          checkKey(auth, throttle, socketAddress(request), request.headers, scope, allowXApiKey).pipe(span("auth")),
+          checkKey(auth, addressOf(request), request.headers, scope, allowXApiKey).pipe(span("auth")),
           (refusal) => refuseAs(format, refusal)
         ))
   })
@@ -157,7 +168,11 @@ export const ProviderCAuthLive = Layer.effect(
 
 const digest = (value: string) => crypto.createHash("sha256").update(value).digest()
 
-/** The operator's token: ADMIN_TOKEN, or the one generated under DATA_DIR. Compared in constant time. */
+/**
+ * The operator's token: ADMIN_TOKEN, or the one generated under DATA_DIR. Compared in constant time. The
+ * right token always passes; a wrong one is a failed credential of its address (admin tokens counted
+ * apart from API keys), 429 once the address spent them; none at all is 401 and not counted.
+ */
 export const AdminAuthLive = Layer.effect(
   AdminAuth,
   Effect.gen(function*() {
@@ -171,14 +186,13 @@ export const AdminAuthLive = Layer.effect(
     return AdminAuth.of({
       bearer: () =>
         Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-          const address = socketAddress(request)
-          const throttled = throttle.check(address)
-          if (throttled !== undefined) return refuseAs("admin", throttled)
           const presented = bearerToken(request.headers)
-          if (presented !== undefined && crypto.timingSafeEqual(digest(presented), expected)) return Effect.void
-          // A missing token is not a guess (a client that forgot it); a wrong one is.
-          if (presented !== undefined) throttle.failed(address)
-          return Effect.fail(refused)
+          if (presented === undefined) return Effect.fail(refused)
+          if (crypto.timingSafeEqual(digest(presented), expected)) return Effect.void
+          return Effect.matchEffect(throttle.reserveFailure("admin_token", addressOf(request)), {
+            onFailure: (throttled) => refuseAs("admin", tooManyFailures(throttled.retryAfterMs)),
+            onSuccess: () => Effect.fail(refused)
+          })
         })
     })
   })

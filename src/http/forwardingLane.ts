@@ -12,7 +12,7 @@ import { AuthService } from "../services/AuthService"
 import { RateLimits } from "../services/RateLimits"
 import { accessLogFor, endStatus } from "./accessLog"
 import { checkKey } from "./authMiddleware"
-import { CredentialThrottle } from "./credentialThrottle"
+import { clientAddressOf } from "./clientAddress"
 import { Metrics } from "../services/Metrics"
 import { spansWhen } from "../services/traceSpans"
 import { parseTraceparent } from "../domain/traceContext"
@@ -72,7 +72,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
       const tracing = Option.isSome(config.tracing)
       const auth = yield* AuthService
       const rateLimits = yield* RateLimits
-      const throttle = yield* CredentialThrottle
+      const addressOf = clientAddressOf(config)
       const metrics = yield* Metrics
       // Keyed `<provider><path>` (provider_a/v1/chat/completions), from the declared endpoints.
       const routes = new Map<string, LaneRoute>(
@@ -89,6 +89,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
 
       const serve = ({ endpoint, serveBody }: LaneRoute, region: string, path: string, request: http.IncomingMessage, response: http.ServerResponse) => {
         const requestId = requestIdFor(request.headers["x-request-id"] as string | undefined)
+        const address = addressOf(request)
         const idHeaders = requestIdHeaders(requestId)
         const answerProblem = (problem: Problem, headers: Readonly<Record<string, string>>) => {
           const { body, status } = wireError(endpoint.provider.id, problem)
@@ -101,8 +102,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
           const principal = yield* span("auth")(Effect.mapError(
             checkKey(
               auth,
-              throttle,
-              request.socket.remoteAddress,
+              address,
               request.headers as Record<string, string | undefined>,
               "COMPLETION_API",
               endpoint.provider.keyHeaders.xApiKey
@@ -160,6 +160,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
             path,
             status,
             durationMs: Math.round((performance.now() - started) * 10) / 10,
+            address: address ?? "unknown",
             fiberId: FiberId.threadName(fiber.id())
           })
         })

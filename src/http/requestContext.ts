@@ -1,5 +1,5 @@
 import { HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Exit, FiberId } from "effect"
+import { Effect, Exit, FiberId, Option } from "effect"
 import * as crypto from "node:crypto"
 import { currentRequestId, requestIdHeaders } from "../handlers/requestId"
 import type { AccessLog } from "./accessLog"
@@ -23,7 +23,7 @@ export const requestIdFor = (incoming: string | undefined): string =>
  */
 export const withRequestContext = <A, E, R>(
   serve: Effect.Effect<A, E, R>,
-  request: { readonly requestId: string; readonly method: string; readonly url: string },
+  request: { readonly requestId: string; readonly method: string; readonly url: string; readonly address: string },
   statusOf: (answer: A) => number,
   accessLog: AccessLog
 ): Effect.Effect<A, E, R> => {
@@ -40,6 +40,7 @@ export const withRequestContext = <A, E, R>(
             path: loggablePath(request.url),
             status: Exit.isSuccess(exit) ? statusOf(exit.value) : Exit.isInterrupted(exit) ? 499 : 500,
             durationMs: Math.round((performance.now() - started) * 10) / 10,
+            address: request.address,
             fiberId: FiberId.threadName(fiberId)
           })
         )
@@ -48,12 +49,16 @@ export const withRequestContext = <A, E, R>(
   )
 }
 
-/** Gives every request an id, echoes it in the response headers and logs one line per request. */
+/**
+ * Gives every request an id, echoes it in the response headers and logs one line per request, with the
+ * client address `withClientAddress` (src/http/clientAddress.ts) set on it.
+ */
 export const requestContext = (accessLog: AccessLog) =>
   HttpMiddleware.make((app) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const requestId = requestIdFor(request.headers["x-request-id"])
-      return withRequestContext(app, { requestId, method: request.method, url: request.url }, (response) => response.status, accessLog).pipe(
+      const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+      return withRequestContext(app, { requestId, method: request.method, url: request.url, address }, (response) => response.status, accessLog).pipe(
         Effect.map((response) => HttpServerResponse.setHeaders(response, requestIdHeaders(requestId)))
       )
     })

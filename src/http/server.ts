@@ -13,6 +13,7 @@ import { type AccessLog, accessLogFor } from "./accessLog"
 import { Metrics } from "../services/Metrics"
 import { requestFamily } from "./requestFamily"
 import { requestContext } from "./requestContext"
+import { clientAddressOf, withClientAddress } from "./clientAddress"
 
 const bodyMethods: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH"])
 
@@ -113,7 +114,8 @@ const servedApp = Layer.unwrapScoped(
         written(entry)
       }
       : written
-    const handler = yield* NodeHttpServer.makeHandler(requestContext(accessLog)(HttpMiddleware.xForwardedHeaders(mounted)))
+    // The client address (TRUSTED_PROXIES) is set first, so the access line and every handler read the same one.
+    const handler = yield* NodeHttpServer.makeHandler(withClientAddress(clientAddressOf(config))(requestContext(accessLog)(mounted)))
     // Slow or idle sockets cost a slot each: headers, whole requests and idle keep-alive are timed,
     // and connections beyond the maximum are refused at accept (each is a file descriptor).
     const nodeServer = http.createServer({

@@ -4,6 +4,7 @@ import * as crypto from "node:crypto"
 import { displayPrefix, generateApiKey, hashApiKey, type Scope } from "../domain/apiKey"
 import { WorkspaceNotFound, Workspaces, isUuid } from "./Workspaces"
 import { StorageFailure } from "./StorageFailure"
+import { validKeyHashesFromDatabase, validKeyHashesInMemory } from "./validKeyHashes"
 import { type Workspace } from "../domain/workspace"
 import { StoredWorkspaceSettings } from "../domain/workspaceSettings"
 import { Schema } from "effect"
@@ -58,12 +59,24 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
   ) => Effect.Effect<ApiKeyRecord, WorkspaceNotFound | ApiKeyNotFound | StorageFailure>
   readonly findByHash: (hash: Uint8Array) => Effect.Effect<Option.Option<KeyWithWorkspace>, StorageFailure>
   readonly recordLastUsed: (usedAt: ReadonlyMap<string, Date>) => Effect.Effect<void, StorageFailure>
+  /**
+   * Whether the key of this hash (SHA-256, hex) is valid as far as this instance knows, from memory: created
+   * and not revoked, here (at once) or anywhere else (within `validKeysRefresh`). What tells a valid key from
+   * a guess before any lookup (failed-credential throttling); the lookup still decides.
+   */
+  readonly isKnownValid: (hashHex: string) => boolean
 }>() {
-  static readonly layer = Layer.effect(
+  /**
+   * Keys in PostgreSQL. The valid hashes are loaded when the layer is built and kept current
+   * (src/services/validKeyHashes.ts): this instance's own creations and revocations at once, everyone
+   * else's within `validKeysRefresh`.
+   */
+  static readonly layer = Layer.scoped(
     ApiKeys,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const workspaces = yield* Workspaces
+      const known = yield* validKeyHashesFromDatabase
       const decodeSettings = Schema.decodeUnknown(StoredWorkspaceSettings)
       type Row = {
         id: string
@@ -98,12 +111,14 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
           Effect.gen(function*() {
             yield* workspaces.get(workspaceId)
             const key = generateApiKey()
+            const hash = hashApiKey(key)
             const rows = yield* sql<Row>`
               INSERT INTO api_keys (workspace_id, name, display_prefix, key_hash, scopes, created_by, created_by_person)
-              VALUES (${workspaceId}, ${name}, ${displayPrefix(key)}, ${hashApiKey(key)},
+              VALUES (${workspaceId}, ${name}, ${displayPrefix(key)}, ${hash},
                       ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(scopes)}::jsonb)),
                       ${creator.label}, ${creator.personId ?? null})
               RETURNING ${columns}`.pipe(storage)
+            known.learn(hash.toString("hex"), true)
             return { record: toRecord(rows[0]!), key }
           }),
         list: (workspaceId) =>
@@ -118,11 +133,13 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
           Effect.gen(function*() {
             yield* workspaces.get(workspaceId)
             if (!isUuid(keyId)) return yield* Effect.fail(new ApiKeyNotFound({ id: keyId }))
-            const rows = yield* sql<Row>`
+            const rows = yield* sql<Row & { key_hash: Uint8Array }>`
               UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
               WHERE id = ${keyId} AND workspace_id = ${workspaceId}
-              RETURNING ${columns}`.pipe(storage)
-            return rows[0] ? toRecord(rows[0]) : yield* Effect.fail(new ApiKeyNotFound({ id: keyId }))
+              RETURNING ${columns}, key_hash`.pipe(storage)
+            if (!rows[0]) return yield* Effect.fail(new ApiKeyNotFound({ id: keyId }))
+            known.learn(Buffer.from(rows[0].key_hash).toString("hex"), false)
+            return toRecord(rows[0])
           }),
         findByHash: (hash) =>
           sql<{
@@ -161,7 +178,8 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
             UPDATE api_keys AS k SET last_used_at = greatest(k.last_used_at, u.used_at)
             FROM jsonb_to_recordset(${batch}::jsonb) AS u(id uuid, used_at timestamptz)
             WHERE k.id = u.id`.pipe(storage, Effect.asVoid)
-        }
+        },
+        isKnownValid: (hashHex) => known.has(hashHex)
       }
     })
   )
@@ -172,6 +190,7 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
     Effect.gen(function*() {
       const workspaces = yield* Workspaces
       const store = yield* Ref.make(new Map<string, ApiKeyRecord & { readonly hash: Buffer }>())
+      const known = validKeyHashesInMemory()
       const strip = ({ hash: _hash, ...record }: ApiKeyRecord & { readonly hash: Buffer }): ApiKeyRecord => record
       return {
         create: (workspaceId, name, scopes, creator = operatorCreator) =>
@@ -192,6 +211,7 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
               hash: hashApiKey(key)
             }
             yield* Ref.update(store, (map) => new Map(map).set(stored.id, stored))
+            known.learn(stored.hash.toString("hex"), true)
             return { record: strip(stored), key }
           }),
         list: (workspaceId) =>
@@ -206,6 +226,7 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
             if (!existing || existing.workspaceId !== workspaceId) return yield* Effect.fail(new ApiKeyNotFound({ id: keyId }))
             const revoked = { ...existing, revokedAt: Option.orElse(existing.revokedAt, () => Option.some(new Date())) }
             yield* Ref.update(store, (map) => new Map(map).set(keyId, revoked))
+            known.learn(existing.hash.toString("hex"), false)
             return strip(revoked)
           }),
         findByHash: (hash) =>
@@ -232,7 +253,8 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
               }
             }
             return next
-          })
+          }),
+        isKnownValid: (hashHex) => known.has(hashHex)
       }
     })
   )

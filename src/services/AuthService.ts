@@ -2,6 +2,7 @@ import { Context, Data, Duration, Effect, Layer, Option, Schedule } from "effect
 import { hashApiKey, isWellFormedApiKey, sameHash, Scope } from "../domain/apiKey"
 import type { Principal } from "../domain/principal"
 import { ApiKeys, type KeyWithWorkspace } from "./ApiKeys"
+import { CredentialThrottle, type CredentialsThrottled } from "./CredentialThrottle/index"
 import { expiringLookup } from "./expiringLookup"
 import { StorageFailure } from "./StorageFailure"
 
@@ -41,12 +42,23 @@ export const keyCacheTtl = Duration.seconds(1)
 const lastUsedFlushInterval = Duration.seconds(5)
 
 export class AuthService extends Context.Tag("AuthService")<AuthService, {
-  readonly authenticate: (token: string | undefined, scope: Scope) => Effect.Effect<Principal, AuthFailure | StorageFailure>
+  /**
+   * The caller of a request that presented `token`, from `address`. A key not known to be valid (a guess,
+   * a stale key, not even a key) is counted as a failed credential of the address before it is looked
+   * up, and refused without a lookup (CredentialsThrottled) once the address spent its failures; a valid
+   * key never is. No key at all, or a valid key without the scope, is no failed credential.
+   */
+  readonly authenticate: (
+    token: string | undefined,
+    scope: Scope,
+    address: string | undefined
+  ) => Effect.Effect<Principal, AuthFailure | CredentialsThrottled | StorageFailure>
 }>() {
   static readonly layer = Layer.scoped(
     AuthService,
     Effect.gen(function*() {
       const keys = yield* ApiKeys
+      const throttle = yield* CredentialThrottle
       // Storage failures are not remembered: the next request asks again.
       const findKey = expiringLookup({
         lookup: (hashHex) => keys.findByHash(Buffer.from(hashHex, "hex")),
@@ -74,10 +86,25 @@ export class AuthService extends Context.Tag("AuthService")<AuthService, {
       yield* Effect.forkScoped(Effect.repeat(flush, Schedule.spaced(lastUsedFlushInterval)))
       yield* Effect.addFinalizer(() => flush)
 
-      const check = (found: Option.Option<KeyWithWorkspace>, hash: Buffer, scope: Scope): Effect.Effect<Principal, AuthFailure> => {
-        if (Option.isNone(found) || !sameHash(found.value.keyHash, hash)) return Effect.fail(authFailure("unknown", scope))
+      /**
+       * A key the set of valid hashes had (a moment out of date) but the lookup refuses is counted now; one
+       * it did not have was counted before the lookup.
+       */
+      const refuse = (reason: "unknown" | "revoked", scope: Scope, counted: boolean, address: string | undefined) =>
+        counted
+          ? Effect.fail(authFailure(reason, scope))
+          : Effect.zipRight(Effect.ignore(throttle.reserveFailure("api_key", address)), Effect.fail(authFailure(reason, scope)))
+
+      const check = (
+        found: Option.Option<KeyWithWorkspace>,
+        hash: Buffer,
+        scope: Scope,
+        counted: boolean,
+        address: string | undefined
+      ): Effect.Effect<Principal, AuthFailure> => {
+        if (Option.isNone(found) || !sameHash(found.value.keyHash, hash)) return refuse("unknown", scope, counted, address)
         const key = found.value
-        if (key.revoked) return Effect.fail(authFailure("revoked", scope))
+        if (key.revoked) return refuse("revoked", scope, counted, address)
         if (!key.scopes.includes(scope)) return Effect.fail(authFailure("scope", scope))
         return Effect.clockWith((clock) => {
           lastUsed.set(key.keyId, new Date(clock.unsafeCurrentTimeMillis()))
@@ -86,11 +113,19 @@ export class AuthService extends Context.Tag("AuthService")<AuthService, {
       }
 
       return {
-        authenticate: (token, scope) => {
+        authenticate: (token, scope, address) => {
           if (token === undefined || token.trim() === "") return Effect.fail(authFailure("missing", scope))
-          if (!isWellFormedApiKey(token)) return Effect.fail(authFailure("malformed", scope))
+          if (!isWellFormedApiKey(token)) {
+            return Effect.zipRight(throttle.reserveFailure("api_key", address), Effect.fail(authFailure("malformed", scope)))
+          }
           const hash = hashApiKey(token)
-          return Effect.flatMap(findKey(hash.toString("hex")), (found) => check(found, hash, scope))
+          const hashHex = hash.toString("hex")
+          // A valid key costs one set lookup more than before, and never meets the throttle.
+          if (keys.isKnownValid(hashHex)) return Effect.flatMap(findKey(hashHex), (found) => check(found, hash, scope, false, address))
+          return Effect.zipRight(
+            throttle.reserveFailure("api_key", address),
+            Effect.flatMap(findKey(hashHex), (found) => check(found, hash, scope, true, address))
+          )
         }
       }
     })

@@ -77,4 +77,16 @@ export const apiKeysContract = (it: Vitest.MethodsNonLive<ApiKeys | Workspaces, 
         Option.some(earlier.toISOString())
       ])
     }))
+
+  it.effect("knows from memory which key hashes are valid: created is, revoked or never issued is not", () =>
+    Effect.gen(function*() {
+      const keys = yield* ApiKeys
+      const { id } = yield* workspace
+      const { key, record } = yield* keys.create(id, "k", ["COMPLETION_API"])
+      const hex = hashApiKey(key).toString("hex")
+      expect(keys.isKnownValid(hex)).toBe(true)
+      expect(keys.isKnownValid(hashApiKey(`${key}x`).toString("hex"))).toBe(false)
+      yield* keys.revoke(id, record.id)
+      expect(keys.isKnownValid(hex)).toBe(false)
+    }))
 }

@@ -4,7 +4,7 @@ import { vi } from "vitest"
 import { accessLogFor, accessLogLine, endStatus } from "../../src/http/accessLog"
 import { JsonLogger, PrettyLogger } from "../../src/logger"
 
-const entry = { requestId: "req_1", method: "POST", path: "/provider_a/eu/v1/chat/completions", status: 200, durationMs: 1.5, fiberId: "#7" }
+const entry = { requestId: "req_1", method: "POST", path: "/provider_a/eu/v1/chat/completions", status: 200, durationMs: 1.5, address: "203.0.113.7", fiberId: "#7" }
 
 /** What a function writes to stdout while it runs. */
 const stdoutOf = (run: () => void): Array<string> => {
@@ -26,7 +26,7 @@ describe("the access log", () => {
     const [viaLogger] = stdoutOf(() =>
       Effect.runSync(
         Effect.logInfo("request").pipe(
-          Effect.annotateLogs({ requestId: entry.requestId, method: entry.method, path: entry.path, status: entry.status, durationMs: entry.durationMs }),
+          Effect.annotateLogs({ requestId: entry.requestId, method: entry.method, path: entry.path, status: entry.status, durationMs: entry.durationMs, address: entry.address }),
           Effect.provide(JsonLogger)
         )
       )
@@ -43,7 +43,7 @@ describe("the access log", () => {
     const [viaLogger] = stdoutOf(() =>
       Effect.runSync(
         Effect.logInfo("request").pipe(
-          Effect.annotateLogs({ requestId: entry.requestId, method: entry.method, path: entry.path, status: entry.status, durationMs: entry.durationMs }),
+          Effect.annotateLogs({ requestId: entry.requestId, method: entry.method, path: entry.path, status: entry.status, durationMs: entry.durationMs, address: entry.address }),
           Effect.provide(PrettyLogger)
         )
       )

@@ -4,7 +4,6 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { AppConfig } from "../../src/config"
 import { defaultWorkspaceSettings } from "../../src/domain/workspaceSettings"
-import { CredentialThrottle } from "../../src/http/credentialThrottle"
 import { ForwardingLane } from "../../src/http/forwardingLane"
 import { AuthService } from "../../src/services/AuthService"
 import { ChatCompletions } from "../../src/providers/providerA/ChatCompletions"
@@ -41,7 +40,6 @@ const laneLayer = ForwardingLane.layer.pipe(
   Layer.provide(Layer.succeed(Messages, unused)),
   Layer.provide(Layer.succeed(CountTokens, { count: () => Effect.die("not called") })),
   Layer.provide(Layer.succeed(FimCompletions, unused)),
-  Layer.provide(CredentialThrottle.layer),
   Layer.provide(Metrics.none),
   Layer.provide(Layer.succeed(RateLimits, { admit: () => Effect.succeed({ readings: undefined, settle: () => Effect.void }) })),
   Layer.provide(AppConfig.layer),

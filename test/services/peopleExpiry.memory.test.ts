@@ -56,15 +56,16 @@ describe("expiry in the in-memory people stores", () => {
       expect(Option.isSome(yield* members.verify("reset@example.com", "correct horse battery staple"))).toBe(true)
     }).pipe(Effect.provide(People)))
 
-  it.effect("a throttled email is let in again when its oldest counted failure leaves the window", () =>
+  it.effect("a throttled email and address are let in again when their oldest counted failure leaves the window", () =>
     Effect.gen(function*() {
       const throttle = yield* SignInThrottle
-      yield* throttle.failed("pat@example.com", "10.0.0.1")
+      const attempt = { email: "pat@example.com", address: "10.0.0.1" }
+      yield* throttle.reserve(attempt)
       yield* TestClock.adjust("5 minutes")
-      for (let i = 0; i < 4; i++) yield* throttle.failed("pat@example.com", `10.0.0.${i + 2}`)
-      const refused = yield* Effect.flip(throttle.check("pat@example.com", "10.9.9.9"))
+      for (let i = 0; i < 4; i++) yield* throttle.reserve(attempt)
+      const refused = yield* Effect.flip(throttle.reserve(attempt))
       expect(refused._tag === "SignInThrottled" && refused.retryAfterSeconds).toBe(Duration.toSeconds(signInWindow) - 300)
       yield* TestClock.adjust(Duration.subtract(signInWindow, "5 minutes"))
-      yield* throttle.check("pat@example.com", "10.9.9.9")
+      yield* throttle.reserve(attempt)
     }).pipe(Effect.provide(People)))
 })

@@ -1,6 +1,7 @@
 import { Effect, type Scope } from "effect"
-import { Redis } from "ioredis"
+import type { Redis } from "ioredis"
 import { untilFull } from "../../domain/tokenBucket"
+import { connectRedis, type RedisConnectionOptions } from "../redisConnection"
 import { type BucketDemand, type RateLimiterShape, RateLimiterUnavailable } from "./contract"
 
 /**
@@ -45,44 +46,13 @@ end
 return reply
 `
 
-export interface RedisLimiterOptions {
-  readonly url: string
-  /** A decision that takes longer than this counts as Redis being unavailable. */
-  readonly timeoutMs: number
-}
+export type RedisLimiterOptions = RedisConnectionOptions
 
 /** Buckets in Redis, shared by every instance of the service. */
 export const makeRedisRateLimiter = (options: RedisLimiterOptions): Effect.Effect<RateLimiterShape, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const redis = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        new Redis(options.url, {
-          // Fail fast while disconnected instead of queueing: the caller decides to fail open or closed.
-          enableOfflineQueue: false,
-          maxRetriesPerRequest: 0,
-          commandTimeout: options.timeoutMs,
-          lazyConnect: false,
-          retryStrategy: (attempt) => Math.min(attempt * 200, 2_000)
-        })
-      ),
-      (client) => Effect.promise(() => client.quit().catch(() => client.disconnect()))
-    )
-    // Errors are reported per call; without a listener ioredis would print each one.
-    redis.on("error", () => undefined)
+    const redis = yield* connectRedis(options, "rate limits")
     redis.defineCommand("takeBuckets", { lua: script })
-    // The client connects in the background: wait for it, so the first requests are not taken for an
-    // outage. A Redis that is not there at start-up is reported, and handled as an outage until it is.
-    yield* Effect.async<void>((resume) => {
-      if (redis.status === "ready") return resume(Effect.void)
-      redis.once("ready", () => resume(Effect.void))
-    }).pipe(
-      Effect.timeoutTo({
-        duration: "5 seconds",
-        onSuccess: () => Effect.void,
-        onTimeout: () => Effect.logWarning("Redis for rate limits is not reachable yet").pipe(Effect.annotateLogs({ url: options.url }))
-      }),
-      Effect.flatten
-    )
 
     const run = (demands: ReadonlyArray<BucketDemand>, mode: "acquire" | "settle") =>
       Effect.tryPromise({
