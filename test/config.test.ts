@@ -103,3 +103,17 @@ describe("HOST and PUBLIC_URL", () => {
     expect(errorOf({ CREDENTIALS_KEY: "a-secret-but-malformed-key" })).not.toContain("a-secret-but-malformed-key")
   })
 })
+
+describe("TRUSTED_PROXIES", () => {
+  it("is none by default, and a list of addresses and ranges when set", () => {
+    expect(Either.getOrThrow(read({})).trustedProxies._tag).toBe("None")
+    const config = Either.getOrThrow(read({ TRUSTED_PROXIES: "10.0.0.0/8, 127.0.0.1" }))
+    expect(config.trustedProxies._tag === "Some" && config.trustedProxies.value.entries).toEqual(["10.0.0.0/8", "127.0.0.1"])
+  })
+
+  it("stops start-up with one line naming the entry that is neither", () => {
+    expect(errorOf({ TRUSTED_PROXIES: "10.0.0.0/8, proxy.internal" })).toBe(
+      "Invalid configuration: TRUSTED_PROXIES: 'proxy.internal' is not an IP address or CIDR range; expected addresses or ranges separated by commas, such as 10.0.0.0/8, 192.168.1.10, fd00::/8"
+    )
+  })
+})

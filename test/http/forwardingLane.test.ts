@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { vi } from "vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -23,7 +24,7 @@ const principal = {
 const unused = { create: () => Effect.die("not called") }
 
 /** The lane over stub services: chat completions die at once, or after a first stream event. */
-const laneLayer = ForwardingLane.layer.pipe(
+const laneLayerWith = (env: Record<string, string>) => ForwardingLane.layer.pipe(
   Layer.provide(Layer.succeed(AuthService, { authenticate: () => Effect.succeed(principal) })),
   Layer.provide(Layer.succeed(ChatCompletions, {
     create: (_principal, _region, request) =>
@@ -43,10 +44,11 @@ const laneLayer = ForwardingLane.layer.pipe(
   Layer.provide(Metrics.none),
   Layer.provide(Layer.succeed(RateLimits, { admit: () => Effect.succeed({ readings: undefined, settle: () => Effect.void }) })),
   Layer.provide(AppConfig.layer),
-  Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["DATA_DIR", "/tmp/lane-unit"]]))))
+  Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["DATA_DIR", "/tmp/lane-unit"], ...Object.entries(env)]))))
 )
+const laneLayer = laneLayerWith({})
 
-const withLaneServer = <A>(use: (url: string) => Promise<A>) =>
+const withLaneServer = <A>(use: (url: string) => Promise<A>, layer = laneLayer) =>
   Effect.gen(function*() {
     const lane = yield* ForwardingLane
     const server = http.createServer((request, response) => {
@@ -57,7 +59,7 @@ const withLaneServer = <A>(use: (url: string) => Promise<A>) =>
       () => Effect.sync(() => server.closeAllConnections()).pipe(Effect.zipRight(Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))))
     )
     return yield* Effect.promise(() => use(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))
-  }).pipe(Effect.scoped, Effect.provide(laneLayer))
+  }).pipe(Effect.scoped, Effect.provide(layer))
 
 const post = (url: string, body: unknown) =>
   fetch(`${url}/provider_a/eu/v1/chat/completions`, {
@@ -89,4 +91,28 @@ describe("the forwarding lane", () => {
       const text = await fetch(`${url}/provider_a/eu/v1/chat/completions`, { method: "POST", headers: { "content-type": "text/plain" }, body: "{}" })
       expect(text.status).toBe(418)
     }))
+
+  it.live("writes the client address in its access line: the peer's, or the one its trusted proxy names", () => {
+    const lines: Array<string> = []
+    const spy = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
+      lines.push(String(chunk))
+      return true
+    })
+    const addressesLogged = (layer: typeof laneLayer) =>
+      withLaneServer(async (url) => {
+        lines.length = 0
+        await fetch(`${url}/provider_a/eu/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: "Bearer any", "x-forwarded-for": "6.6.6.6, 203.0.113.9" },
+          body: JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: "x" }] })
+        })
+        // The line is written once the serving fiber has ended, just after the answer.
+        for (let i = 0; i < 100 && !lines.some((line) => line.includes("\"message\":\"request\"")); i++) await new Promise((r) => setTimeout(r, 10))
+        return lines.filter((line) => line.includes("\"message\":\"request\"")).map((line) => JSON.parse(line).annotations.address)
+      }, layer)
+    return Effect.gen(function*() {
+      expect(yield* addressesLogged(laneLayer)).toEqual(["127.0.0.1"])
+      expect(yield* addressesLogged(laneLayerWith({ TRUSTED_PROXIES: "127.0.0.1" }))).toEqual(["203.0.113.9"])
+    }).pipe(Effect.ensuring(Effect.sync(() => spy.mockRestore())))
+  })
 })
