@@ -98,7 +98,7 @@ describe("the service process", () => {
     expect(answer.status).toBe(200)
     expect(((await answer.json()) as { object: string }).object).toBe("chat.completion")
     expect(await service.exited).toBe(0)
-    // One JSON line for the request, with its id, status and duration.
+    // One JSON line for the request, with its id, status, duration and client address.
     const requestLines = service.output().stdout.split("\n").filter((line) => line.includes('"message":"request"')).map((line) => JSON.parse(line))
     expect(requestLines).toContainEqual(expect.objectContaining({
       logLevel: "INFO",
@@ -107,7 +107,8 @@ describe("the service process", () => {
         method: "POST",
         path: "/provider_a/eu/v1/chat/completions",
         status: 200,
-        durationMs: expect.any(Number)
+        durationMs: expect.any(Number),
+        address: "127.0.0.1"
       }
     }))
     // Stopped accepting: nothing listens any more.
