@@ -3,6 +3,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { promisify } from "node:util"
 import { AppConfig } from "../config"
+import { Metrics } from "./Metrics"
 
 const fdatasync = promisify(fs.fdatasync)
 
@@ -18,6 +19,9 @@ export interface UsageJournalOptions {
   readonly syncEvery: Duration.DurationInput
   /** A segment grows to about this size, then a new one is begun. */
   readonly segmentBytes: number
+  /** First wait before the disk is tried again after it refused a write; doubled up to `retryAtMost`. */
+  readonly retryFirst?: Duration.DurationInput
+  readonly retryAtMost?: Duration.DurationInput
 }
 
 export const defaultJournalOptions = (dataDir: string): UsageJournalOptions => ({
@@ -33,6 +37,12 @@ export interface ReloadedSegment {
 }
 
 /**
+ * Whether records can be made durable now: `ok` (lines reach the disk), `failing` (the disk refuses
+ * them: records wait in memory only), `absent` (no journal at all: unit tests of other services).
+ */
+export type JournalHealth = "ok" | "failing" | "absent"
+
+/**
  * The local, append-only journal of usage records (DESIGN.md, "Durability of usage records"). A
  * record's line is written (to the file, so it survives the process being killed) before the record
  * is queued for the database, and synced to disk in groups. The journal is a sequence of segment
@@ -41,9 +51,13 @@ export interface ReloadedSegment {
  * It also holds what memory does not: a segment marked `spilled` has records that are only on disk
  * (the memory queue was full, or the process restarted); `reload` reads the oldest such segment
  * back whole, and the recorder writes its records again (the ledger ignores those already in it).
+ *
+ * When the disk refuses a write (full, read-only, gone), the journal is `failing`: appends answer
+ * none at once without touching the disk, and one background fiber tries the same segment again
+ * with backoff until the disk takes a probe write and its sync; then the journal is `ok` again.
  */
 export class UsageJournal extends Context.Tag("UsageJournal")<UsageJournal, {
-  /** Appends one line; the segment it went to, or none when the disk refused it (logged). */
+  /** Appends one line; the segment it went to, or none when the disk refuses it (logged once). */
   readonly append: (line: string) => Effect.Effect<Option.Option<number>>
   /** `count` records of `segment` are in the ledger (or its dead-letter table). */
   readonly committed: (segment: number, count: number) => Effect.Effect<void>
@@ -53,13 +67,27 @@ export class UsageJournal extends Context.Tag("UsageJournal")<UsageJournal, {
   readonly reload: Effect.Effect<Option.Option<ReloadedSegment>>
   /** Segments on disk (tests, metrics). */
   readonly segments: Effect.Effect<number>
+  readonly health: Effect.Effect<JournalHealth>
+  /** Records on disk not yet known to be in the ledger (those of an earlier run counted by their lines). */
+  readonly waiting: Effect.Effect<number>
 }>() {
   static readonly layerWith = (options: UsageJournalOptions) =>
-    Layer.scoped(UsageJournal, makeJournal(options))
+    Layer.scoped(UsageJournal, Effect.map(makeJournal(options), ({ journal }) => journal))
 
-  /** In DATA_DIR/usage-journal. */
-  static readonly layer = Layer.unwrapEffect(
-    Effect.map(AppConfig, (config) => UsageJournal.layerWith(defaultJournalOptions(config.dataDir)))
+  /** In DATA_DIR/usage-journal, with the gauge `wsapi_usage_journal_writable`. */
+  static readonly layer = Layer.scoped(
+    UsageJournal,
+    Effect.gen(function*() {
+      const config = yield* AppConfig
+      const metrics = yield* Metrics
+      const { journal, writable } = yield* makeJournal(defaultJournalOptions(config.dataDir))
+      yield* metrics.gauge(
+        "wsapi_usage_journal_writable",
+        "1 while the usage journal takes records; 0 while the disk refuses them (new records then wait in memory only).",
+        () => (writable() ? 1 : 0)
+      )
+      return journal
+    })
   )
 
   /** No journal: records live in memory only (unit tests of other services). */
@@ -68,7 +96,9 @@ export class UsageJournal extends Context.Tag("UsageJournal")<UsageJournal, {
     committed: () => Effect.void,
     spill: () => Effect.void,
     reload: Effect.succeed(Option.none()),
-    segments: Effect.succeed(0)
+    segments: Effect.succeed(0),
+    health: Effect.succeed<JournalHealth>("absent"),
+    waiting: Effect.succeed(0)
   })
 }
 
@@ -79,14 +109,34 @@ interface Segment {
   outstanding: number
   /** Some of its records are only on disk. */
   spilled: boolean
+  /** Left by an earlier run and not read back yet: its records are not counted in `outstanding`. */
+  unread: boolean
 }
 
 const segmentName = /^segment-(\d{12})\.jsonl$/
 const fileOf = (directory: string, id: number) => path.join(directory, `segment-${String(id).padStart(12, "0")}.jsonl`)
 
+/** The probe's size: a line that fits in a block already allocated would prove nothing on a full disk. */
+const probeBytes = Buffer.alloc(64 * 1024, "\n")
+
+/** Writes the whole buffer (a write may take part of it, as on a disk about to be full). */
+const writeFully = (fd: number, bytes: Buffer) => {
+  for (let offset = 0; offset < bytes.length;) offset += fs.writeSync(fd, bytes, offset)
+}
+
+const linesIn = (file: string): number => {
+  try {
+    const text = fs.readFileSync(file, "utf8")
+    return text.split("\n").filter((line) => line.length > 0).length
+  } catch {
+    return 0
+  }
+}
+
 const makeJournal = (options: UsageJournalOptions) =>
   Effect.gen(function*() {
     const { directory } = options
+    const scope = yield* Effect.scope
     const existing = yield* Effect.try({
       try: () => {
         fs.mkdirSync(directory, { recursive: true })
@@ -101,7 +151,7 @@ const makeJournal = (options: UsageJournalOptions) =>
     // Segments left by an earlier run are read back whole: whatever of them is already in the
     // ledger is ignored there.
     const segments = new Map<number, Segment>(
-      existing.map((id) => [id, { id, file: fileOf(directory, id), outstanding: 0, spilled: true }])
+      existing.map((id) => [id, { id, file: fileOf(directory, id), outstanding: 0, spilled: true, unread: true }])
     )
     if (existing.length > 0) {
       yield* Effect.logInfo("usage journal found from an earlier run: its records will be written to the ledger").pipe(
@@ -114,7 +164,7 @@ const makeJournal = (options: UsageJournalOptions) =>
     let dirty = false
     let newFile = false
     const toClose: Array<{ fd: number; dirty: boolean }> = []
-    let appendFailing = false
+    let failing = false
 
     const close = () => {
       if (current === undefined) return
@@ -133,44 +183,81 @@ const makeJournal = (options: UsageJournalOptions) =>
       }
     }
 
-    const open = () => {
-      const segment: Segment = { id: nextId++, file: fileOf(directory, nextId - 1), outstanding: 0, spilled: false }
+    /** The segment being written, made when there is none. Its id is taken only once its file exists. */
+    const target = () => {
+      if (current !== undefined) return current
+      const segment: Segment = { id: nextId, file: fileOf(directory, nextId), outstanding: 0, spilled: false, unread: false }
       const fd = fs.openSync(segment.file, "a")
+      nextId++
       segments.set(segment.id, segment)
       current = { segment, fd, bytes: 0 }
       newFile = true
       return current
     }
 
+    /** Cuts what a failed write left of a line, so that the next line begins on its own. */
+    const undoPartial = () => {
+      if (current === undefined) return
+      try {
+        fs.ftruncateSync(current.fd, current.bytes)
+      } catch {
+        // A cut line is skipped when read back, and the next write begins with a probe's newlines.
+      }
+    }
+
+    /**
+     * The same segment (or, when none could be made, the same next file) is tried again with backoff:
+     * a write of a probe and its sync, then the probe is cut again. Never a file per record.
+     */
+    const probe = Effect.suspend(() => {
+      try {
+        const into = target()
+        writeFully(into.fd, probeBytes)
+        fs.fdatasyncSync(into.fd)
+        fs.ftruncateSync(into.fd, into.bytes)
+        return Effect.void
+      } catch (cause) {
+        undoPartial()
+        return Effect.fail(cause)
+      }
+    })
+    const retrySchedule = Schedule.exponential(options.retryFirst ?? "100 millis").pipe(
+      Schedule.union(Schedule.spaced(options.retryAtMost ?? "5 seconds"))
+    )
+    const recover = Effect.retry(probe, retrySchedule).pipe(
+      Effect.zipRight(Effect.sync(() => void (failing = false))),
+      Effect.zipRight(Effect.logInfo("usage journal writable again").pipe(Effect.annotateLogs({ directory })))
+    )
+
+    /** The disk refused a write: said once, then tried again in the background until it takes one. */
+    const startFailing = (cause: unknown): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (failing) return Effect.void
+        failing = true
+        return Effect.logError("usage journal cannot be written: new records wait in memory only until it can").pipe(
+          Effect.annotateLogs({ directory, cause: String(cause) }),
+          Effect.zipRight(Effect.forkIn(recover, scope)),
+          Effect.asVoid
+        )
+      })
+
     const append = (line: string): Effect.Effect<Option.Option<number>> =>
       Effect.suspend(() => {
+        if (failing) return Effect.succeed(Option.none())
         try {
           if (current !== undefined && current.bytes >= options.segmentBytes) close()
-          const target = current ?? open()
+          const into = target()
           const bytes = Buffer.from(line + "\n", "utf8")
           // A synchronous write: once it returns, the line is the kernel's and outlives this process.
-          fs.writeSync(target.fd, bytes)
-          target.bytes += bytes.length
-          target.segment.outstanding++
+          writeFully(into.fd, bytes)
+          into.bytes += bytes.length
+          into.segment.outstanding++
           dirty = true
-          if (appendFailing) {
-            appendFailing = false
-            return Effect.as(Effect.logInfo("usage journal writable again"), Option.some(target.segment.id))
-          }
-          return Effect.succeed(Option.some(target.segment.id))
+          return Effect.succeed(Option.some(into.segment.id))
         } catch (cause) {
-          // The disk refused (full?): the record is kept in memory only, and that is said once.
-          close()
-          const first = !appendFailing
-          appendFailing = true
-          return first
-            ? Effect.as(
-              Effect.logError("usage journal cannot be written: records are kept in memory only until it can").pipe(
-                Effect.annotateLogs({ directory, cause: String(cause) })
-              ),
-              Option.none()
-            )
-            : Effect.succeed(Option.none())
+          // Full, read-only or gone: the segment stays the one tried again.
+          undoPartial()
+          return Effect.as(startFailing(cause), Option.none())
         }
       })
 
@@ -207,6 +294,7 @@ const makeJournal = (options: UsageJournalOptions) =>
       }
       const lines = text.split("\n").filter((line) => line.length > 0)
       oldest.spilled = false
+      oldest.unread = false
       oldest.outstanding = lines.length
       if (lines.length === 0) {
         remove(oldest)
@@ -243,19 +331,29 @@ const makeJournal = (options: UsageJournalOptions) =>
       Effect.flatMap((failures) =>
         failures.length === 0
           ? Effect.void
-          : Effect.logError("usage journal sync failed").pipe(Effect.annotateLogs({ cause: failures[0] }))
+          // Some filesystems refuse at sync what they took at write (space allocated late).
+          : Effect.zipRight(
+            Effect.logError("usage journal sync failed").pipe(Effect.annotateLogs({ cause: failures[0] })),
+            startFailing(failures[0])
+          )
       )
     )
 
-    const syncer = yield* Effect.forkScoped(Effect.repeat(syncRound, Schedule.spaced(options.syncEvery)))
+    // A round is never left half done: interrupted, the fiber waits for its syncs and closes.
+    const syncer = yield* Effect.forkScoped(Effect.repeat(Effect.uninterruptible(syncRound), Schedule.spaced(options.syncEvery)))
     // Last: the periodic sync stops, then everything written is synced and closed.
     yield* Effect.addFinalizer(() => Fiber.interrupt(syncer).pipe(Effect.zipRight(Effect.sync(close)), Effect.zipRight(syncRound)))
 
-    return {
+    const journal: typeof UsageJournal.Service = {
       append,
       committed,
       spill,
       reload,
-      segments: Effect.sync(() => segments.size)
+      segments: Effect.sync(() => segments.size),
+      health: Effect.sync(() => (failing ? "failing" : "ok")),
+      waiting: Effect.sync(() =>
+        [...segments.values()].reduce((sum, segment) => sum + (segment.unread ? linesIn(segment.file) : segment.outstanding), 0)
+      )
     }
+    return { journal, writable: () => !failing }
   })
