@@ -22,6 +22,8 @@ export interface UsageJournalOptions {
   /** First wait before the disk is tried again after it refused a write; doubled up to `retryAtMost`. */
   readonly retryFirst?: Duration.DurationInput
   readonly retryAtMost?: Duration.DurationInput
+  /** While nothing is appended, the folder is checked this often (a file made, written and removed). */
+  readonly watchEvery?: Duration.DurationInput
 }
 
 export const defaultJournalOptions = (dataDir: string): UsageJournalOptions => ({
@@ -55,6 +57,8 @@ export type JournalHealth = "ok" | "failing" | "absent"
  * When the disk refuses a write (full, read-only, gone), the journal is `failing`: appends answer
  * none at once without touching the disk, and one background fiber tries the same segment again
  * with backoff until the disk takes a probe write and its sync; then the journal is `ok` again.
+ * While idle, the folder is checked every few seconds, so that its health is known before the next
+ * record needs it.
  */
 export class UsageJournal extends Context.Tag("UsageJournal")<UsageJournal, {
   /** Appends one line; the segment it went to, or none when the disk refuses it (logged once). */
@@ -165,6 +169,8 @@ const makeJournal = (options: UsageJournalOptions) =>
     let newFile = false
     const toClose: Array<{ fd: number; dirty: boolean }> = []
     let failing = false
+    // A line was written since the last idle check.
+    let appended = false
 
     const close = () => {
       if (current === undefined) return
@@ -205,16 +211,28 @@ const makeJournal = (options: UsageJournalOptions) =>
       }
     }
 
+    const probeFile = path.join(directory, ".probe")
+
     /**
-     * The same segment (or, when none could be made, the same next file) is tried again with backoff:
-     * a write of a probe and its sync, then the probe is cut again. Never a file per record.
+     * The segment being written is tried again (a write of a probe and its sync, then the probe is cut
+     * again); with none open, a probe file beside the segments, removed again. Never a file per record.
      */
     const probe = Effect.suspend(() => {
       try {
-        const into = target()
-        writeFully(into.fd, probeBytes)
-        fs.fdatasyncSync(into.fd)
-        fs.ftruncateSync(into.fd, into.bytes)
+        if (current !== undefined) {
+          writeFully(current.fd, probeBytes)
+          fs.fdatasyncSync(current.fd)
+          fs.ftruncateSync(current.fd, current.bytes)
+        } else {
+          const fd = fs.openSync(probeFile, "w")
+          try {
+            writeFully(fd, probeBytes)
+            fs.fdatasyncSync(fd)
+          } finally {
+            fs.closeSync(fd)
+            fs.rmSync(probeFile, { force: true })
+          }
+        }
         return Effect.void
       } catch (cause) {
         undoPartial()
@@ -253,6 +271,7 @@ const makeJournal = (options: UsageJournalOptions) =>
           into.bytes += bytes.length
           into.segment.outstanding++
           dirty = true
+          appended = true
           return Effect.succeed(Option.some(into.segment.id))
         } catch (cause) {
           // Full, read-only or gone: the segment stays the one tried again.
@@ -340,6 +359,30 @@ const makeJournal = (options: UsageJournalOptions) =>
     )
 
     // A round is never left half done: interrupted, the fiber waits for its syncs and closes.
+    /**
+     * The idle check: a small file made, written and removed (never synced, so it costs the disk
+     * nothing): a folder made read-only or a full disk is noticed without waiting for a record.
+     */
+    const idleCheck = Effect.suspend(() => {
+      if (failing || appended) {
+        appended = false
+        return Effect.void
+      }
+      try {
+        fs.writeFileSync(probeFile, probeBytes.subarray(0, 4096))
+        fs.rmSync(probeFile, { force: true })
+        return Effect.void
+      } catch (cause) {
+        try {
+          fs.rmSync(probeFile, { force: true })
+        } catch {
+          // Removed by the next check that succeeds.
+        }
+        return startFailing(cause)
+      }
+    })
+    yield* Effect.forkScoped(Effect.repeat(idleCheck, Schedule.spaced(options.watchEvery ?? "5 seconds")))
+
     const syncer = yield* Effect.forkScoped(Effect.repeat(Effect.uninterruptible(syncRound), Schedule.spaced(options.syncEvery)))
     // Last: the periodic sync stops, then everything written is synced and closed.
     yield* Effect.addFinalizer(() => Fiber.interrupt(syncer).pipe(Effect.zipRight(Effect.sync(close)), Effect.zipRight(syncRound)))

@@ -182,6 +182,24 @@ describe("UsageJournal", () => {
     )
   })
 
+  it.skipIf(!canMakeReadOnly)("notices by itself, while idle, that its folder became read-only, and that it is writable again", async () => {
+    const dir = fresh()
+    await Effect.runPromise(
+      Effect.gen(function*() {
+        const journal = yield* UsageJournal
+        const restore = makeReadOnly(dir)
+        yield* untilHealth(journal, "failing")
+        restore()
+        yield* untilHealth(journal, "ok")
+        expect(fs.readdirSync(dir)).toEqual([])
+      }).pipe(
+        Effect.provide(UsageJournal.layerWith({ ...fastRetry, directory: dir, watchEvery: "20 millis" })),
+        Effect.provide(Logger.remove(Logger.defaultLogger)),
+        Effect.scoped
+      )
+    )
+  })
+
   it("counts the records waiting on disk, those of an earlier run by their lines", async () => {
     const dir = fresh()
     await run(dir, Effect.gen(function*() {
