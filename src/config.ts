@@ -40,6 +40,10 @@ export interface AppConfigShape {
   readonly publicUrl: string
   readonly dataDir: string
   readonly databaseUrl: Option.Option<Redacted.Redacted>
+  /** EMBEDDED_POSTGRES_PORT: the embedded PostgreSQL's port; None: the one kept in DATA_DIR (or a free one). */
+  readonly embeddedPostgresPort: Option.Option<number>
+  /** USAGE_JOURNAL_REQUIRED: billable requests are refused (503) while their usage record cannot be journaled. */
+  readonly usageJournalRequired: boolean
   readonly adminToken: Option.Option<Redacted.Redacted>
   readonly logLevel: LogLevel.LogLevel
   /** json: one JSON object a line (for collectors); pretty: one readable line an entry (for terminals). */
@@ -103,6 +107,10 @@ export interface AppConfigShape {
     readonly requestTimeoutMs: number
     readonly keepAliveTimeoutMs: number
     readonly maxConnections: number
+    /** Open connections from one client address at most (0: no limit). */
+    readonly maxConnectionsPerAddress: number
+    /** A connection that has sent no byte within this is closed. */
+    readonly firstByteTimeoutMs: number
   }
   /**
    * CREDENTIALS_KEY seals customer-supplied provider keys; CREDENTIALS_KEY_PREVIOUS, during a rotation, opens
@@ -358,6 +366,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       Config.map(Redacted.make)
     )
   ),
+  embeddedPostgresPort: Config.option(Config.port("EMBEDDED_POSTGRES_PORT")),
+  usageJournalRequired: Config.boolean("USAGE_JOURNAL_REQUIRED").pipe(Config.withDefault(false)),
   adminToken: Config.option(
     Config.string("ADMIN_TOKEN").pipe(
       Config.validate({ message: "Expected at least 16 characters", validation: (token) => token.length >= 16 }),
@@ -423,7 +433,12 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     headersTimeoutMs: positiveInt("SERVER_HEADERS_TIMEOUT_MS", 10_000),
     requestTimeoutMs: positiveInt("SERVER_REQUEST_TIMEOUT_MS", 60_000),
     keepAliveTimeoutMs: positiveInt("SERVER_KEEP_ALIVE_TIMEOUT_MS", 5_000),
-    maxConnections: positiveInt("SERVER_MAX_CONNECTIONS", 4_096)
+    maxConnections: positiveInt("SERVER_MAX_CONNECTIONS", 4_096),
+    maxConnectionsPerAddress: Config.integer("SERVER_MAX_CONNECTIONS_PER_ADDRESS").pipe(
+      Config.validate({ message: "Expected 0 (no limit) or a positive integer", validation: (n) => n >= 0 }),
+      Config.withDefault(256)
+    ),
+    firstByteTimeoutMs: positiveInt("SERVER_FIRST_BYTE_TIMEOUT_MS", 5_000)
   }).pipe(
     // Node refuses a headers timeout longer than the request's.
     Config.validate({

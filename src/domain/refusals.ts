@@ -110,6 +110,13 @@ export class RequestExceedsLimit extends Data.TaggedClass("RequestExceedsLimit")
 /** The limits cannot be checked and the setting is to fail closed. */
 export class LimitsUnavailable extends Data.TaggedClass("LimitsUnavailable")<{}> {}
 
+/**
+ * The request's usage record could not be made durable now (the usage journal's disk refuses writes)
+ * and the setting (USAGE_JOURNAL_REQUIRED) is to refuse billable requests rather than keep records in
+ * memory only.
+ */
+export class UsageNotDurable extends Data.TaggedClass("UsageNotDurable")<{}> {}
+
 /** What an admitted request's failure is answered with besides its refusal. */
 export interface Admitted {
   /** The workspace's limits after the admission. */
@@ -178,15 +185,19 @@ export type UpstreamRefusal =
   | WorkspaceKeyRefused
   | WorkspaceKeyUnusable
 
-export type Refusal = RequestRefusal | LimitRefusal | UpstreamRefusal | ServiceStopping
+export type Refusal = RequestRefusal | LimitRefusal | UpstreamRefusal | ServiceStopping | UsageNotDurable
 
-/** Whether the refusal came through the rate limits (the request spent its budget, or was refused by them). */
+/**
+ * Whether the refusal came through the rate limits (the request spent its budget, or was refused by them),
+ * or is the service's own state, which no workspace is charged for.
+ */
 export const wasAdmitted = (refusal: Refusal): boolean => admittedTags.has(refusal._tag)
 
 const admittedTags: ReadonlySet<Refusal["_tag"]> = new Set<Refusal["_tag"]>([
   "RateLimited",
   "RequestExceedsLimit",
   "LimitsUnavailable",
+  "UsageNotDurable",
   "UpstreamUnavailable",
   "UpstreamCredentialsRefused",
   "UpstreamFailed",

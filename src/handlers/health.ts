@@ -18,10 +18,16 @@ export const HealthHandlers = HttpApiBuilder.group(WorkspaceApi, "health", (hand
       .handle("readyz", () =>
         Effect.all([readiness.ready.pipe(Effect.mapError(notReady)), dependencies.check]).pipe(
           Effect.flatMap(([migration, report]) => {
-            if (report.unready !== undefined) return Effect.fail(new NotReady({ status: "unavailable", reason: report.unready }))
+            const journal = report.journal === undefined ? {} : { journal: report.journal }
+            if (report.unready !== undefined) return Effect.fail(new NotReady({ status: "unavailable", reason: report.unready, ...journal }))
             // The database answered (or `ready` would have failed); with nothing in use (stores in memory), no list.
             const states = { ...(readiness.database === undefined ? {} : { [readiness.database]: "up" as const }), ...report.states }
-            return Effect.succeed({ status: "ready" as const, migration, ...(Object.keys(states).length === 0 ? {} : { dependencies: states }) })
+            return Effect.succeed({
+              status: "ready" as const,
+              migration,
+              ...journal,
+              ...(Object.keys(states).length === 0 ? {} : { dependencies: states })
+            })
           })
         ))
   }))

@@ -190,6 +190,15 @@ export const renderRefusal = (style: RefusalStyle, refusal: Refusal): Rendered =
         },
         headers: retryHeaders(1_000)
       }
+    case "UsageNotDurable":
+      return {
+        problem: {
+          status: 503,
+          code: "usage_recording_unavailable",
+          message: "Usage cannot be recorded durably right now, so billable requests are refused. Retry shortly."
+        },
+        headers: retryHeaders(5_000)
+      }
     case "UpstreamRefused":
     case "UpstreamCredentialsRefused":
     case "UpstreamFailed":

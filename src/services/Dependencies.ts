@@ -2,6 +2,7 @@ import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../config"
 import { ExportStorage } from "./ExportStorage"
 import { RateLimiter } from "./RateLimiter"
+import { UsageJournal } from "./UsageJournal"
 
 /** What /readyz says of each dependency in use. */
 export type DependencyState = "up" | "down"
@@ -9,6 +10,8 @@ export type DependencyState = "up" | "down"
 export interface DependencyReport {
   /** Every remote dependency in use beside PostgreSQL (which Readiness checks): redis, s3. */
   readonly states: Readonly<Record<string, DependencyState>>
+  /** Whether the usage journal takes records; undefined when there is none (stores kept in memory). */
+  readonly journal: "ok" | "failing" | undefined
   /** Why the service cannot work now: a dependency it needs is down. Undefined when all it needs is up. */
   readonly unready: string | undefined
 }
@@ -28,6 +31,8 @@ interface Probe {
  * (RATE_LIMIT_ON_STORE_FAILURE=closed refuses every forwarded request without it); failing open, the
  * service keeps forwarding without limits, so Redis down is reported, not a 503. S3 (EXPORT_STORAGE=s3)
  * serves only exports: down, exports fail but forwarding and the rest work, so it is reported, not a 503.
+ * The usage journal (local) is reported too; failing, it makes the service unready only with
+ * USAGE_JOURNAL_REQUIRED=true, which then refuses every billable request.
  */
 export class Dependencies extends Context.Tag("Dependencies")<Dependencies, {
   readonly check: Effect.Effect<DependencyReport>
@@ -37,7 +42,8 @@ export class Dependencies extends Context.Tag("Dependencies")<Dependencies, {
     Effect.gen(function*() {
       const limiter = yield* RateLimiter
       const storage = yield* ExportStorage
-      const { rateLimit } = yield* AppConfig
+      const journal = yield* UsageJournal
+      const { rateLimit, usageJournalRequired } = yield* AppConfig
       const probes: Array<Probe> = []
       if (limiter.reachable !== undefined) {
         probes.push({
@@ -57,13 +63,17 @@ export class Dependencies extends Context.Tag("Dependencies")<Dependencies, {
           Effect.map((state) => ({ probe, state }))
         )
       return {
-        check: Effect.map(Effect.forEach(probes, ask, { concurrency: "unbounded" }), (answers) => {
-          const missing = answers.filter(({ probe, state }) => probe.required && state === "down")
+        check: Effect.map(Effect.all([Effect.forEach(probes, ask, { concurrency: "unbounded" }), journal.health]), ([answers, health]) => {
+          const missing = answers.filter(({ probe, state }) => probe.required && state === "down").map(({ probe }) =>
+            `${probe.name} unreachable: ${probe.consequence}`
+          )
+          if (health === "failing" && usageJournalRequired) {
+            missing.push("usage journal cannot be written (USAGE_JOURNAL_REQUIRED=true): every billable request is refused")
+          }
           return {
             states: Object.fromEntries(answers.map(({ probe, state }) => [probe.name, state])),
-            unready: missing.length === 0
-              ? undefined
-              : missing.map(({ probe }) => `${probe.name} unreachable: ${probe.consequence}`).join("; ")
+            journal: health === "absent" ? undefined : health,
+            unready: missing.length === 0 ? undefined : missing.join("; ")
           }
         })
       }

@@ -410,6 +410,8 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
           let answer: UpstreamResponse | undefined
           return Effect.gen(function*() {
             const started = performance.now()
+            // A billable request whose record could not be kept is refused before it costs anything.
+            if (request.endpoint !== undefined) yield* recorder.requireDurable
             const admission = yield* rateLimits.admit({
               principal: request.principal,
               family: request.family,

@@ -1,4 +1,6 @@
-import { Context, Duration, Effect, Either, Fiber, Layer, Option, Ref, Schedule, Schema } from "effect"
+import { Context, Deferred, Duration, Effect, Either, Fiber, Layer, Option, Ref, Schedule, Schema } from "effect"
+import { AppConfig } from "../config"
+import { UsageNotDurable } from "../domain/refusals"
 import { type ProviderId, providers } from "../providers/provider"
 import type { StorageFailure } from "./StorageFailure"
 import { Metrics } from "./Metrics"
@@ -53,14 +55,26 @@ export interface UsageRecorderOptions {
   readonly capacity: number
   readonly batchSize: number
   readonly flushEvery: Duration.DurationInput
+  /**
+   * How long shutdown tries to write what is queued before it leaves it to the journal (the next
+   * start writes it): a stalled ledger must not hold the process. Five seconds unless given.
+   */
+  readonly shutdownFlush?: Duration.DurationInput
+  /** USAGE_JOURNAL_REQUIRED: billable requests are refused while the journal cannot be written. */
+  readonly journalRequired?: boolean
 }
+
+const defaultShutdownFlush: Duration.DurationInput = "5 seconds"
 
 export const defaultRecorderOptions: UsageRecorderOptions = { capacity: 100_000, batchSize: 1_000, flushEvery: "500 millis" }
 
 interface Entry {
   readonly record: ApiRequestRecord
-  /** The journal segment that holds the record; none when it is in memory only. */
-  readonly segment: Option.Option<number>
+  /**
+   * The journal segment that holds the record; none while it is in memory only (set once the
+   * journal takes it after all, by the writer only).
+   */
+  segment: Option.Option<number>
 }
 
 /**
@@ -81,8 +95,10 @@ const failureText = (failure: StorageFailure): string => {
  * drained segments are removed. A batch the database refuses for its data is split until the bad
  * record is alone, and that one goes to the dead-letter table with the error: it never blocks the
  * others. While the database is away everything stays queued (beyond the memory capacity, in the
- * journal only) and is written when it is back. On shutdown the periodic flush is stopped first,
- * then what is left is written; what still cannot be is in the journal for the next start.
+ * journal only) and is written when it is back. Records the journal could not take (its disk refused
+ * them) are written to it once it can, before their batch goes to the ledger. On shutdown the periodic
+ * flush is stopped first, then what is left is written for a few seconds at most; what still cannot
+ * be is in the journal for the next start, and a log line says how many.
  */
 export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
   readonly record: (record: ApiRequestRecord) => Effect.Effect<void>
@@ -90,6 +106,11 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
   readonly flush: Effect.Effect<void>
   /** Records queued in memory, not yet in the ledger. */
   readonly pending: Effect.Effect<number>
+  /**
+   * Fails while a new record could not be made durable (the journal's disk refuses writes) and
+   * USAGE_JOURNAL_REQUIRED asks billable requests to be refused then; succeeds otherwise.
+   */
+  readonly requireDurable: Effect.Effect<void, UsageNotDurable>
 }>() {
   static readonly layerWith = (options: UsageRecorderOptions) =>
     Layer.scoped(
@@ -103,6 +124,8 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
         const dropped = yield* Ref.make(0)
         // One writer at a time: the periodic flush, a test's flush and the shutdown flush never overlap.
         const writer = yield* Effect.makeSemaphore(1)
+        // Some queued record is in memory only (the journal refused it): looked for once the journal takes lines again.
+        let memoryOnly = false
 
         const insert = (batch: ReadonlyArray<Entry>) => ledger.insertRequests(batch.map(({ record }) => record))
 
@@ -190,8 +213,30 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
           return true
         })
 
+        /**
+         * Records kept in memory only while the journal's disk refused them are appended to it once it
+         * takes lines again (oldest first; interrupted by a new refusal). Under the writer's permit, so
+         * no batch holding them is being written meanwhile.
+         */
+        const journalMemoryOnly = Effect.gen(function*() {
+          if (!memoryOnly || (yield* journal.health) !== "ok") return
+          const waiting = queue.filter((entry) => Option.isNone(entry.segment))
+          for (const [index, entry] of waiting.entries()) {
+            const segment = yield* journal.append(toLine(entry.record))
+            if (Option.isNone(segment)) return
+            entry.segment = segment
+            if (index % 1_000 === 999) yield* Effect.yieldNow()
+          }
+          memoryOnly = queue.some((entry) => Option.isNone(entry.segment))
+          if (waiting.length > 0) {
+            yield* Effect.logInfo("usage records kept in memory only are in the journal now").pipe(
+              Effect.annotateLogs({ records: waiting.length })
+            )
+          }
+        })
+
         const writeLoop: Effect.Effect<void, StorageFailure> = Effect.flatMap(writeBatch, (wrote) => (wrote ? writeLoop : Effect.void))
-        const writeAll = writer.withPermits(1)(writeLoop)
+        const writeAll = writer.withPermits(1)(Effect.zipRight(journalMemoryOnly, writeLoop))
 
         const reportDrops = Effect.flatMap(Ref.getAndSet(dropped, 0), (count) =>
           count === 0
@@ -218,24 +263,49 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
           Effect.zipRight(reportDrops)
         )
         const periodic = yield* Effect.forkScoped(Effect.repeat(cycle, Schedule.spaced(options.flushEvery)))
-        // On shutdown: the periodic flush is stopped first (waiting for a write under way), then a
-        // few tries to write what is left before the pool closes. What remains is in the journal.
+
+        /** What shutdown leaves behind, said in one line: the next start writes what is in the journal. */
+        const reportLeft = (why: string) =>
+          Effect.flatMap(journal.waiting, (journaled) => {
+            const inMemoryOnly = queue.filter((entry) => Option.isNone(entry.segment)).length
+            if (journaled === 0 && inMemoryOnly === 0) return Effect.void
+            return Effect.logWarning("usage records not written to the ledger at shutdown: they wait in the journal for the next start").pipe(
+              Effect.annotateLogs({ journaled, lostInMemoryOnly: inMemoryOnly, why })
+            )
+          })
+        // On shutdown: the periodic flush is stopped (a write under way is cancelled), then what is left
+        // is written, with retries, for `shutdownFlush` at most. Past it the attempt is interrupted in
+        // the background, not awaited (its records are in the journal; what it wrote is ignored when
+        // they are written again). A race of two forked fibers on one Deferred: a finalizer cannot be
+        // interrupted, so a timeout (which interrupts the loser and waits for it) could not cut it.
+        const lastFlush = Fiber.interrupt(periodic).pipe(
+          Effect.zipRight(writeAll),
+          Effect.retry(Schedule.intersect(Schedule.recurs(5), Schedule.spaced("500 millis")))
+        )
         yield* Effect.addFinalizer(() =>
-          Fiber.interrupt(periodic).pipe(
-            Effect.zipRight(writeAll),
-            Effect.retry(Schedule.intersect(Schedule.recurs(5), Schedule.spaced("500 millis"))),
-            Effect.catchAll((cause) =>
-              Effect.logError("usage records not written at shutdown: kept in the journal for the next start").pipe(
-                Effect.annotateLogs({ records: queue.length, cause: failureText(cause) })
+          Effect.gen(function*() {
+            const outcome = yield* Deferred.make<string | undefined>()
+            const flushing = yield* Effect.forkDaemon(lastFlush.pipe(
+              Effect.match({ onFailure: failureText, onSuccess: () => undefined }),
+              Effect.flatMap((why) => Deferred.succeed(outcome, why))
+            ))
+            const deadline = yield* Effect.forkDaemon(
+              Effect.sleep(options.shutdownFlush ?? defaultShutdownFlush).pipe(
+                Effect.zipRight(Deferred.succeed(outcome, "the ledger did not answer in time"))
               )
             )
-          )
+            const why = yield* Deferred.await(outcome)
+            yield* Fiber.interruptFork(deadline)
+            yield* Fiber.interruptFork(flushing)
+            yield* reportLeft(why ?? "records came after the last write")
+          })
         )
 
         return {
           record: (record) =>
             Effect.flatMap(journal.append(toLine(record)), (segment) =>
               Effect.suspend(() => {
+                if (Option.isNone(segment)) memoryOnly = true
                 if (queue.length < options.capacity) {
                   queue.push({ record, segment })
                   return Effect.void
@@ -249,10 +319,16 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
                 return Ref.update(dropped, (n) => n + overflow)
               })),
           flush: Effect.orElse(writeAll, () => Effect.void),
-          pending: Effect.sync(() => queue.length)
+          pending: Effect.sync(() => queue.length),
+          requireDurable: options.journalRequired === true
+            ? Effect.flatMap(journal.health, (health) => (health === "failing" ? Effect.fail(new UsageNotDurable()) : Effect.void))
+            : Effect.void
         }
       })
     )
 
-  static readonly layer = UsageRecorder.layerWith(defaultRecorderOptions)
+  /** With USAGE_JOURNAL_REQUIRED from the configuration. */
+  static readonly layer = Layer.unwrapEffect(
+    Effect.map(AppConfig, (config) => UsageRecorder.layerWith({ ...defaultRecorderOptions, journalRequired: config.usageJournalRequired }))
+  )
 }
