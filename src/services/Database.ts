@@ -8,6 +8,7 @@ import { Metrics } from "./Metrics"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres"
 import { LocalSecrets } from "./LocalSecrets"
 import { runMigrations } from "./Migrations"
+import { armQueryDeadlines, queryDeadlineMarginMs } from "./queryDeadline"
 
 /** The embedded PostgreSQL this service owns ended without being asked to. */
 export class DatabaseLost extends Data.TaggedError("DatabaseLost")<{ readonly message: string }> {}
@@ -22,8 +23,9 @@ export class DatabaseHealth extends Context.Tag("DatabaseHealth")<DatabaseHealth
 }
 
 /**
- * The statement timeout goes to the server with each connection (it cancels the statement there);
- * the acquire timeout is the pool's wait for a connection, a new one's connect included.
+ * The statement timeout goes to the server with each connection (it cancels the statement there; a
+ * client-side deadline just past it closes a connection whose server does not answer at all, see
+ * queryDeadline.ts); the acquire timeout is the pool's wait for a connection, a new one's connect included.
  */
 const withStatementTimeout = (url: Redacted.Redacted, statementMs: number): Redacted.Redacted => {
   const parsed = new URL(Redacted.value(url))
@@ -40,6 +42,7 @@ export const databaseFailureReason = (error: unknown): string => {
   const code = typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : ""
   const message = messageOf(cause)
   if (code === "57014") return "statement timeout (DATABASE_STATEMENT_TIMEOUT_MS)"
+  if (code === "query_deadline_passed") return "no answer within DATABASE_STATEMENT_TIMEOUT_MS: connection closed (database frozen or unreachable)"
   if (/timeout exceeded when trying to connect/i.test(message)) return "no connection within DATABASE_ACQUIRE_TIMEOUT_MS"
   // The driver's own connect timer and ours have the same length: whichever fires first, one wording.
   if (/connection terminated due to connection timeout/i.test(message)) return "Connection timed out"
@@ -54,8 +57,9 @@ export const logDatabaseUnavailable = (error: unknown) =>
  * The connection pool, made here rather than by PgClient.layer (with the same settings and start-up
  * check) so that /metrics can read its use: connections busy and idle, and requests waiting for one.
  */
-const pooled = (url: Redacted.Redacted, acquireMs: number, metrics: typeof Metrics.Service) =>
+const pooled = (url: Redacted.Redacted, timeouts: { readonly acquireMs: number; readonly statementMs: number }, metrics: typeof Metrics.Service) =>
   Effect.gen(function*() {
+    const { acquireMs, statementMs } = timeouts
     const pool = new Pg.Pool({
       connectionString: Redacted.value(url),
       connectionTimeoutMillis: acquireMs,
@@ -64,6 +68,7 @@ const pooled = (url: Redacted.Redacted, acquireMs: number, metrics: typeof Metri
     })
     // A connection that breaks while idle is dropped by the pool; each query reports its own failures.
     pool.on("error", () => {})
+    armQueryDeadlines(pool, statementMs + queryDeadlineMarginMs)
     yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () => pool.query("SELECT 1"),
@@ -96,15 +101,19 @@ const maxConnections = 20
 export const DatabaseLive = Layer.unwrapScoped(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const { acquireMs, statementMs } = config.databaseTimeouts
+    const timeouts = config.databaseTimeouts
     const metrics = yield* Metrics
     const client = (url: Redacted.Redacted) =>
       Layer.effectDiscard(runMigrations()).pipe(
-        Layer.provideMerge(PgClient.layerFromPool({ acquire: pooled(withStatementTimeout(url, statementMs), acquireMs, metrics) }))
+        Layer.provideMerge(PgClient.layerFromPool({ acquire: pooled(withStatementTimeout(url, timeouts.statementMs), timeouts, metrics) }))
       )
     if (Option.isSome(config.databaseUrl)) return Layer.merge(client(config.databaseUrl.value), DatabaseHealth.external)
     const password = yield* Effect.flatMap(LocalSecrets, (secrets) => secrets.postgresPassword)
-    const server = yield* startEmbeddedPostgres({ directory: path.join(config.dataDir, "postgres"), password })
+    const server = yield* startEmbeddedPostgres({
+      directory: path.join(config.dataDir, "postgres"),
+      password,
+      keepPort: { fixed: config.embeddedPostgresPort }
+    })
     yield* Effect.logInfo("embedded PostgreSQL started").pipe(Effect.annotateLogs({ port: server.port, pid: server.pid }))
     const lost = server.died.pipe(
       Effect.map((why) => new DatabaseLost({ message: `embedded PostgreSQL (pid ${server.pid}) exited unexpectedly (${why}): the service stops` }))
