@@ -7,6 +7,7 @@ import { AppConfig } from "../config"
 import { errorFormatOf, problemAs } from "../api/errors/errorFormat"
 import { failureToProblem, isJsonOrUndeclared, tooLarge, unsupportedMediaType } from "./failureToProblem"
 import { trackConnections } from "./connectionDrain"
+import { limitConnections } from "./connectionLimits"
 import { loadConsoleAssets, serveConsole } from "./consoleWeb"
 import { ForwardingLane } from "./forwardingLane"
 import { type AccessLog, accessLogFor } from "./accessLog"
@@ -137,6 +138,7 @@ const servedApp = Layer.unwrapScoped(
     })
     nodeServer.maxConnections = limits.maxConnections
     const connections = trackConnections(nodeServer)
+    limitConnections(nodeServer, { perAddress: limits.maxConnectionsPerAddress, firstByteMs: limits.firstByteTimeoutMs })
     // Released before the server itself: idle connections go now, busy ones when done or after the grace.
     const drainOnShutdown = Layer.scopedDiscard(
       Effect.addFinalizer(() =>
