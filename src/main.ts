@@ -1,15 +1,29 @@
 import { NodeRuntime } from "@effect/platform-node"
-import { Console, Context, Effect, Layer, Logger, Option, Ref } from "effect"
+import { Console, Context, Effect, Layer, Logger, Option, Ref, Runtime } from "effect"
 import { AppLive } from "./appLayer"
 import { AppConfig, type AppConfigShape, describeConfigError } from "./config"
 import { JsonLogger, PrettyLogger } from "./logger"
 import { DatabaseHealth } from "./services/Database"
 import { describeFailure, preflight } from "./startup"
 
-/** The signal that asked the service to stop, for its "shutting down" line. */
-const signalReceived = Effect.sync(() => {
+/**
+ * The signal that asked the service to stop, for its "shutting down" line. The listener stays for the
+ * whole life of the process: Ctrl-C in a terminal sends SIGINT to npm and to node, and npm passes its
+ * own on, so node gets it twice; the runtime's listener is gone after the first, and a signal nobody
+ * listens to ends the process at once (no `stopped` line, the embedded PostgreSQL left running). A
+ * signal after the first is said and otherwise ignored: shutdown is bounded already.
+ */
+const signalReceived = Effect.gen(function*() {
+  const runtime = yield* Effect.runtime<never>()
   const received: { signal?: NodeJS.Signals } = {}
-  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void (received.signal ??= signal))
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (received.signal === undefined) {
+      received.signal = signal
+      return
+    }
+    Runtime.runFork(runtime)(Effect.logInfo("already shutting down: signal ignored").pipe(Effect.annotateLogs({ signal })))
+  }
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, onSignal)
   return received
 })
 
@@ -19,8 +33,8 @@ const signalReceived = Effect.sync(() => {
  */
 const serve = (config: AppConfigShape) =>
   Effect.gen(function*() {
-    yield* preflight(config)
     const received = yield* signalReceived
+    yield* preflight(config)
     const started = yield* Ref.make(false)
     // Registered first, so it runs last: after every layer was released.
     yield* Effect.addFinalizer(() => Effect.flatMap(Ref.get(started), (was) => was ? Effect.logInfo("stopped") : Effect.void))

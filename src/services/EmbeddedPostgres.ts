@@ -25,6 +25,13 @@ export interface EmbeddedPostgresOptions {
   readonly settings?: Readonly<Record<string, string>>
   /** Remove the data directory when the scope closes (test clusters). */
   readonly deleteOnStop?: boolean
+  /**
+   * Keep the server's port beside the cluster (`<directory>.port`) and listen there again at the next
+   * start, so that tools pointed at it keep working. `fixed` (EMBEDDED_POSTGRES_PORT) is the port to
+   * use: the start fails when another program holds it. A kept port another program took meanwhile
+   * is given up for a free one, with a warning. Without this option: a free port at every start.
+   */
+  readonly keepPort?: { readonly fixed: Option.Option<number> }
 }
 
 export interface EmbeddedPostgres {
@@ -48,6 +55,61 @@ export const freePort: Effect.Effect<number, EmbeddedPostgresError> = Effect.asy
     server.close(() => resume(Effect.succeed(port)))
   })
 })
+
+/** Whether nothing listens on loopback at this port now: the server binds 127.0.0.1 only. */
+const portIsFree = (port: number): Effect.Effect<boolean> =>
+  Effect.async((resume) => {
+    const server = net.createServer()
+    server.once("error", () => resume(Effect.succeed(false)))
+    server.listen({ port, host: "127.0.0.1", exclusive: true }, () => server.close(() => resume(Effect.succeed(true))))
+  })
+
+/** Where a cluster's kept port is written: beside it, like its owner file. */
+export const portFileOf = (directory: string): string => `${directory}.port`
+
+const readKeptPort = (file: string): Option.Option<number> =>
+  Option.flatMap(Option.liftThrowable(() => fs.readFileSync(file, "utf8"))(), (text) => {
+    const port = Number(text.trim())
+    return Number.isInteger(port) && port > 0 && port < 65_536 ? Option.some(port) : Option.none()
+  })
+
+/** The port the server listens on: see EmbeddedPostgresOptions.keepPort. */
+const choosePort = (
+  directory: string,
+  keep: EmbeddedPostgresOptions["keepPort"]
+): Effect.Effect<number, EmbeddedPostgresError> =>
+  Effect.gen(function*() {
+    if (keep === undefined) return yield* freePort
+    const file = portFileOf(directory)
+    const kept = readKeptPort(file)
+    let port: number
+    if (Option.isSome(keep.fixed)) {
+      port = keep.fixed.value
+      if (!(yield* portIsFree(port))) {
+        return yield* Effect.fail(
+          new EmbeddedPostgresError({
+            message: `EMBEDDED_POSTGRES_PORT ${port} is in use on 127.0.0.1: stop the program that listens there, or set EMBEDDED_POSTGRES_PORT to a free port (unset, the port kept in ${file} or a free one is used)`
+          })
+        )
+      }
+    } else if (Option.isSome(kept) && (yield* portIsFree(kept.value))) {
+      port = kept.value
+    } else {
+      port = yield* freePort
+      if (Option.isSome(kept)) {
+        yield* Effect.logWarning(
+          "the embedded PostgreSQL's port kept in DATA_DIR is taken by another program: it listens on another port from now on (EMBEDDED_POSTGRES_PORT chooses one)"
+        ).pipe(Effect.annotateLogs({ kept: kept.value, port, file }))
+      }
+    }
+    if (!Option.contains(kept, port)) {
+      yield* attempt(`cannot write ${file}`, () => {
+        fs.writeFileSync(`${file}.${process.pid}`, `${port}\n`, { mode: 0o644 })
+        fs.renameSync(`${file}.${process.pid}`, file)
+      })
+    }
+    return port
+  })
 
 const isRoot = typeof process.getuid === "function" && process.getuid() === 0
 
@@ -581,12 +643,16 @@ export const startEmbeddedPostgres = (
   options: EmbeddedPostgresOptions
 ): Effect.Effect<EmbeddedPostgres, EmbeddedPostgresError, Scope.Scope> =>
   Effect.gen(function*() {
-    const port = yield* freePort
     const directory = path.resolve(options.directory)
     yield* attempt(`cannot create ${path.dirname(directory)}`, () => fs.mkdirSync(path.dirname(directory), { recursive: true }))
     if (options.deleteOnStop === true) {
       // Registered first, so it runs last: after the server stopped and the binding was undone.
-      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(directory, { recursive: true, force: true })))
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          fs.rmSync(directory, { recursive: true, force: true })
+          fs.rmSync(portFileOf(directory), { force: true })
+        })
+      )
     }
     yield* claimCluster(directory)
     const user = isRoot ? Option.some(yield* ensurePostgresUser) : Option.none()
@@ -595,6 +661,8 @@ export const startEmbeddedPostgres = (
     const blocker = isRoot ? blockingParent(directory, user) : Option.none()
     if (Option.isSome(blocker)) yield* removeStaleBindings
     yield* stopOrphan(directory, [directory, bindingFor(directory)])
+    // After the orphan is stopped: the port it held is this cluster's own.
+    const port = yield* choosePort(directory, options.keepPort)
     const databaseDir = Option.isSome(blocker) ? yield* bindForPostgresUser(directory, blocker.value, user) : directory
     if (!fs.existsSync(path.join(directory, "PG_VERSION"))) {
       yield* attempt(`cannot create ${directory}`, () => {
