@@ -1,12 +1,10 @@
-import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
-import { Deferred, Effect, Fiber, Redacted } from "effect"
+import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { freePort } from "../../src/services/EmbeddedPostgres"
-import { freshDatabaseUrl } from "../support/database"
+import { freshDatabaseUrl, holdTableLock } from "../support/database"
 import { type ServiceProcess, spawnService, waitForOk } from "../support/serviceProcess"
 
 const adminToken = "timeouts-admin-token-0123456789"
@@ -18,23 +16,6 @@ afterAll(async () => {
     await service.exited
   }
 })
-
-/** Holds an exclusive lock on a table from another session until the returned release is called. */
-const holdLock = async (url: string, table: string): Promise<() => Promise<void>> => {
-  const locked = Effect.runSync(Deferred.make<void>())
-  const release = Effect.runSync(Deferred.make<void>())
-  const fiber = Effect.runFork(
-    Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql.withTransaction(
-        sql.unsafe(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`).pipe(
-          Effect.zipRight(Deferred.succeed(locked, undefined)),
-          Effect.zipRight(Deferred.await(release))
-        )
-      )).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })), Effect.scoped)
-  )
-  await Effect.runPromise(Deferred.await(locked))
-  return () => Effect.runPromise(Deferred.succeed(release, undefined).pipe(Effect.zipRight(Fiber.join(fiber)), Effect.asVoid))
-}
 
 describe("timeouts toward the database", () => {
   it("answers 503 with a log line when a statement runs too long or no connection is free, and recovers", async () => {
@@ -57,7 +38,7 @@ describe("timeouts toward the database", () => {
     const read = () => fetch(`${base}/admin/workspaces/${created.id}`, { headers })
 
     // A hung database, as seen from the service: every query on the table waits on a lock.
-    const release = await holdLock(databaseUrl, "workspaces")
+    const release = await holdTableLock(databaseUrl, "workspaces")
     // 20 connections in the pool: the first 20 wait out the statement timeout, the rest find no connection
     // (the margins, 1 s to connect and 4 s of statement, are wide for a loaded machine).
     const answers = await Promise.all(Array.from({ length: 26 }, read))

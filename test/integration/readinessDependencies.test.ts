@@ -65,7 +65,7 @@ describe("/readyz with Redis failing closed and S3, both real", () => {
   it("answers 503 while Redis is down, as rate limits fail closed, and ready again once it is back", async () => {
     await redis.stop()
     const down = await eventually(() => readyz(app), (answer) => answer.status === 503)
-    expect(down.body).toEqual({ status: "unavailable", reason: expect.stringContaining("redis unreachable") })
+    expect(down.body).toEqual({ status: "unavailable", reason: expect.stringContaining("redis unreachable"), journal: "ok" })
     await redis.start()
     const back = await eventually(() => readyz(app), (answer) => answer.status === 200, 15_000)
     expect(back.body.dependencies.redis).toBe("up")

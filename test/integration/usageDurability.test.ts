@@ -4,7 +4,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { freePort } from "../../src/services/EmbeddedPostgres"
-import { freshDatabaseUrl, query } from "../support/database"
+import { freshDatabaseUrl, holdTableLock, query } from "../support/database"
 import { type ServiceProcess, spawnService, waitForOk } from "../support/serviceProcess"
 
 /**
@@ -213,6 +213,36 @@ describe("usage records and the service's process", () => {
     expect(recorded).toBe(completed.length)
     second.child.kill("SIGTERM")
     expect(await second.exited).toBe(0)
+  }, 360_000)
+
+  it("with the ledger stalled (its table locked), a SIGKILL loses no answered request: the journal has them and the next start writes them", async () => {
+    const service = await prepare()
+    const first = await start(service)
+    const { key } = await workspaceWithKey(service.base)
+    // Every write to the ledger waits on the lock (up to the statement timeout), as a stalled database would.
+    const release = await holdTableLock(service.databaseUrl, "api_requests")
+    let released = false
+    try {
+      const clients = load(service.base, key, 8)
+      await sleep(3_000)
+      await clients.stop()
+      const answered = clients.completed.map((c) => c.requestId)
+      expect(answered.length).toBeGreaterThan(50)
+      first.child.kill("SIGKILL")
+      await first.exited
+      await release()
+      released = true
+
+      const second = await start(service)
+      const counts = await ledgerOnce(service.databaseUrl, answered)
+      const recorded = answered.filter((id) => counts.get(id) === 1).length
+      console.log(JSON.stringify({ test: "ledger stalled, then SIGKILL", answered: answered.length, recorded }))
+      expect(recorded).toBe(answered.length)
+      second.child.kill("SIGTERM")
+      expect(await second.exited).toBe(0)
+    } finally {
+      if (!released) await release()
+    }
   }, 360_000)
 
   it("records a stream still open at the shutdown grace before the last flush", async () => {

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
+import { Deferred, Effect, Fiber, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { inject } from "vitest"
 
@@ -31,3 +31,20 @@ export const query = <Row extends object>(url: string, text: string, params: Rea
       Effect.scoped
     )
   )
+
+/** Holds an exclusive lock on a table from another session until the returned release is called: a stalled table. */
+export const holdTableLock = async (url: string, table: string): Promise<() => Promise<void>> => {
+  const locked = Effect.runSync(Deferred.make<void>())
+  const release = Effect.runSync(Deferred.make<void>())
+  const fiber = Effect.runFork(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql.withTransaction(
+        sql.unsafe(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`).pipe(
+          Effect.zipRight(Deferred.succeed(locked, undefined)),
+          Effect.zipRight(Deferred.await(release))
+        )
+      )).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })), Effect.scoped)
+  )
+  await Effect.runPromise(Deferred.await(locked))
+  return () => Effect.runPromise(Deferred.succeed(release, undefined).pipe(Effect.zipRight(Fiber.join(fiber)), Effect.asVoid))
+}
