@@ -18,6 +18,7 @@ import { type ServiceProcess, spawnService, waitForOk } from "../support/service
 const adminToken = "bounded-waits-admin-token-0123456789"
 const admin = { authorization: `Bearer ${adminToken}`, "content-type": "application/json" }
 const running: Array<ServiceProcess> = []
+const dataDirs: Array<string> = []
 
 // A service a failed test left running is stopped as a user would, so that its PostgreSQL stops too.
 afterAll(async () => {
@@ -29,6 +30,7 @@ afterAll(async () => {
       clearTimeout(killLater)
     }
   }
+  for (const dir of dataDirs) fs.rmSync(dir, { recursive: true, force: true })
 })
 
 const start = async (env: Record<string, string>) => {
@@ -41,6 +43,7 @@ const start = async (env: Record<string, string>) => {
     ADMIN_TOKEN: adminToken,
     ...env
   }
+  dataDirs.push(fullEnv.DATA_DIR)
   const service = spawnService(fullEnv)
   running.push(service)
   await waitForOk(`${base}/readyz`)

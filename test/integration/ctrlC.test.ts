@@ -18,6 +18,7 @@ import { waitForOk } from "../support/serviceProcess"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const started: Array<ChildProcess> = []
+const dataDirs: Array<string> = []
 
 afterAll(() => {
   // A group left behind by a failed run: SIGKILL to the group (npm's pid is its id).
@@ -28,6 +29,7 @@ afterAll(() => {
       // Gone.
     }
   }
+  for (const dir of dataDirs) fs.rmSync(dir, { recursive: true, force: true })
 })
 
 /** Processes whose process group is `group`, from /proc. */
@@ -79,6 +81,7 @@ const embeddedPort = (stdout: string): number | undefined => {
 describe("Ctrl-C on npm start", () => {
   it("stops cleanly every time, PostgreSQL included, and the embedded PostgreSQL keeps its port", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-ctrl-c-"))
+    dataDirs.push(dataDir)
     const port = String(await Effect.runPromise(freePort))
     const env = { DATA_DIR: dataDir, PORT: port, HOST: "127.0.0.1", ADMIN_TOKEN: "ctrl-c-admin-token-0123456789" }
     const ports: Array<number | undefined> = []
@@ -105,6 +108,7 @@ describe("Ctrl-C on npm start", () => {
 
   it("gives up a kept port another program took (saying so), and refuses a chosen port that is taken", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-pg-port-"))
+    dataDirs.push(dataDir)
     const port = String(await Effect.runPromise(freePort))
     const env = { DATA_DIR: dataDir, PORT: port, HOST: "127.0.0.1", ADMIN_TOKEN: "ctrl-c-admin-token-0123456789" }
     const portFile = portFileOf(path.join(dataDir, "postgres"))

@@ -167,10 +167,11 @@ describe("UsageJournal", () => {
       Effect.gen(function*() {
         const journal = yield* UsageJournal
         const restore = makeReadOnly(dir)
-        for (let i = 0; i < 100; i++) expect(Option.isNone(yield* journal.append(`line ${i}`))).toBe(true)
-        expect(yield* journal.health).toBe("failing")
-        expect(files(dir)).toEqual([])
-        restore()
+        yield* Effect.gen(function*() {
+          for (let i = 0; i < 100; i++) expect(Option.isNone(yield* journal.append(`line ${i}`))).toBe(true)
+          expect(yield* journal.health).toBe("failing")
+          expect(files(dir)).toEqual([])
+        }).pipe(Effect.ensuring(Effect.sync(restore)))
         yield* untilHealth(journal, "ok")
         some(yield* journal.append("back"))
         expect(files(dir)).toHaveLength(1)
@@ -188,8 +189,7 @@ describe("UsageJournal", () => {
       Effect.gen(function*() {
         const journal = yield* UsageJournal
         const restore = makeReadOnly(dir)
-        yield* untilHealth(journal, "failing")
-        restore()
+        yield* untilHealth(journal, "failing").pipe(Effect.ensuring(Effect.sync(restore)))
         yield* untilHealth(journal, "ok")
         expect(fs.readdirSync(dir)).toEqual([])
       }).pipe(

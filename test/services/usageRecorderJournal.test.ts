@@ -55,15 +55,16 @@ describe("UsageRecorder and its journal", () => {
       expect(Exit.isSuccess(yield* Effect.exit(required.requireDurable))).toBe(true)
 
       const restore = makeReadOnly(dir)
-      yield* tolerant.record(requestRecord({ workspaceId: WORKSPACE, requestId: "req_memory_1" }))
-      yield* tolerant.record(requestRecord({ workspaceId: WORKSPACE, requestId: "req_memory_2" }))
-      yield* untilJournal("failing")
-      const refused = yield* Effect.exit(required.requireDurable)
-      expect(Exit.isFailure(refused) && JSON.stringify(refused.cause)).toContain("UsageNotDurable")
-      expect(Exit.isSuccess(yield* Effect.exit(tolerant.requireDurable))).toBe(true)
-      expect(segmentLines(dir)).toEqual([])
+      yield* Effect.gen(function*() {
+        yield* tolerant.record(requestRecord({ workspaceId: WORKSPACE, requestId: "req_memory_1" }))
+        yield* tolerant.record(requestRecord({ workspaceId: WORKSPACE, requestId: "req_memory_2" }))
+        yield* untilJournal("failing")
+        const refused = yield* Effect.exit(required.requireDurable)
+        expect(Exit.isFailure(refused) && JSON.stringify(refused.cause)).toContain("UsageNotDurable")
+        expect(Exit.isSuccess(yield* Effect.exit(tolerant.requireDurable))).toBe(true)
+        expect(segmentLines(dir)).toEqual([])
+      }).pipe(Effect.ensuring(Effect.sync(restore)))
 
-      restore()
       yield* untilJournal("ok")
       expect(Exit.isSuccess(yield* Effect.exit(required.requireDurable))).toBe(true)
       // The next write puts the memory-only records in the journal first (they survive a crash from then on),

@@ -38,7 +38,12 @@ export const makeReadOnly = (directory: string): (() => void) => {
   }
   execFileSync("mount", ["--bind", directory, directory])
   execFileSync("mount", ["-o", "remount,bind,ro", directory])
-  return () => execFileSync("umount", [directory])
+  let restored = false
+  return () => {
+    if (restored) return
+    restored = true
+    execFileSync("umount", [directory])
+  }
 }
 
 export interface FullDisk {
@@ -68,7 +73,12 @@ export const fullDisk = (): FullDisk => {
     directory,
     free: () => fs.rmSync(filler, { force: true }),
     remove: () => {
-      execFileSync("umount", [directory])
+      try {
+        execFileSync("umount", [directory], { stdio: "ignore" })
+      } catch {
+        // Still busy (a descriptor not closed yet): detached now, gone once it is closed.
+        execFileSync("umount", ["-l", directory])
+      }
       fs.rmSync(directory, { recursive: true, force: true })
     }
   }
