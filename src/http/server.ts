@@ -138,7 +138,11 @@ const servedApp = Layer.unwrapScoped(
     })
     nodeServer.maxConnections = limits.maxConnections
     const connections = trackConnections(nodeServer)
-    limitConnections(nodeServer, { perAddress: limits.maxConnectionsPerAddress, firstByteMs: limits.firstByteTimeoutMs })
+    limitConnections(nodeServer, {
+      perAddress: limits.maxConnectionsPerAddress,
+      firstByteMs: limits.firstByteTimeoutMs,
+      unlimited: Option.match(config.trustedProxies, { onNone: () => () => false, onSome: (proxies) => proxies.includes })
+    })
     // Released before the server itself: idle connections go now, busy ones when done or after the grace.
     const drainOnShutdown = Layer.scopedDiscard(
       Effect.addFinalizer(() =>
