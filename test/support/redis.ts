@@ -13,7 +13,7 @@ export interface RedisServer {
   readonly start: () => Promise<void>
 }
 
-/** A real redis-server on a free loopback port (installed by .ci/run from Debian's packages). */
+/** A real redis-server on a free loopback port (`npm test` installs it when missing: scripts/testPrerequisites.mjs). */
 export const startRedis = async (): Promise<RedisServer> => {
   const port = await Effect.runPromise(freePort)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-redis-"))
