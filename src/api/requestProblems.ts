@@ -16,6 +16,13 @@ export const decodeProblem = (error: HttpApiError.HttpApiDecodeError): Problem =
     : { status: 400, code: missing ? "missing_required_parameter" : "invalid_value", message, param }
 }
 
+/** No endpoint at this method and path (inside BASE_PATH or outside it). */
+export const noEndpoint = (method: string, url: string): Problem => ({
+  status: 404,
+  code: "not_found",
+  message: `No endpoint ${method} ${url}.`
+})
+
 export const malformedBody: Problem = {
   status: 400,
   code: "invalid_json",

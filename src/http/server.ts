@@ -1,4 +1,4 @@
-import { FileSystem, HttpApiBuilder, HttpApiSwagger, HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerRequest } from "@effect/platform"
+import { FileSystem, HttpApiBuilder, HttpApiSwagger, HttpIncomingMessage, HttpMiddleware, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Duration, Effect, Layer, Option } from "effect"
 import * as http from "node:http"
@@ -14,6 +14,7 @@ import { Metrics } from "../services/Metrics"
 import { requestFamily } from "./requestFamily"
 import { requestContext } from "./requestContext"
 import { clientAddressOf, withClientAddress } from "./clientAddress"
+import { isUnderBasePath, mountAtBasePath } from "./basePath"
 
 const bodyMethods: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH"])
 
@@ -102,7 +103,7 @@ const servedApp = Layer.unwrapScoped(
     const api = yield* HttpApiBuilder.httpApp
     // The web console's pages and files sit beside the API under BASE_PATH (/console/, not /console/api/).
     const app = serveConsole(yield* loadConsoleAssets, config.basePath)(api)
-    const mounted = config.basePath === "" ? app : HttpRouter.empty.pipe(HttpRouter.mountApp(config.basePath, app))
+    const mounted = mountAtBasePath(config.basePath, app)
     // The platform's own Node handler for the HttpApi app (the one its server would add as listener).
     // Its access lines are written by the same access log as the forwarding lane's.
     const written = accessLogFor(yield* Effect.runtime<never>(), config.logFormat)
@@ -110,7 +111,7 @@ const servedApp = Layer.unwrapScoped(
     const metrics = yield* Metrics
     const accessLog: AccessLog = metrics.enabled
       ? (entry) => {
-        metrics.request(requestFamily(entry.path.slice(config.basePath.length)), entry.status)
+        metrics.request(isUnderBasePath(config.basePath, entry.path) ? requestFamily(entry.path.slice(config.basePath.length)) : "other", entry.status)
         written(entry)
       }
       : written

@@ -92,6 +92,8 @@ export const startMemoryApp = async <Replaced = never>(
     readonly overrides?: Layer.Layer<Replaced>
     /** false: every request answered by the HttpApi app, as `AppWithoutLaneLive`. */
     readonly forwardingLane?: boolean
+    /** The minimum log level (default: none); Info lets the access lines through to stdout. */
+    readonly logLevel?: LogLevel.LogLevel
   } = {}
 ): Promise<MemoryApp> => {
   const port = await Effect.runPromise(freePort)
@@ -109,7 +111,7 @@ export const startMemoryApp = async <Replaced = never>(
   const layer = appWith(options.forwardingLane === false ? ForwardingLane.none : ForwardingLane.layer, stores).pipe(
     Layer.provide(AppConfig.layer),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(fullEnv))))),
-    Layer.provide(Logger.minimumLogLevel(LogLevel.None))
+    Layer.provide(Logger.minimumLogLevel(options.logLevel ?? LogLevel.None))
   )
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
   const origin = `http://127.0.0.1:${port}`
