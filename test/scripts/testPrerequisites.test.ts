@@ -2,22 +2,18 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
+import { tempDir } from "../support/tempDirs"
 
 const script = path.resolve(import.meta.dirname, "../../scripts/testPrerequisites.mjs")
 const isRoot = process.getuid?.() === 0
 
 /** A PATH of one folder holding only `node` (and what a test adds): no redis-server, no ps, no apt-get. */
 const bareBin = (): string => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-prereq-bin-"))
+  const dir = tempDir("ws-prereq-bin-")
   fs.symlinkSync(process.execPath, path.join(dir, "node"))
-  folders.push(dir)
   return dir
 }
-const folders: Array<string> = []
-afterEach(() => {
-  for (const dir of folders.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
-})
 
 const runWith = (bin: string) =>
   spawnSync(path.join(bin, "node"), [script], { env: { PATH: bin, HOME: os.tmpdir() }, encoding: "utf8", timeout: 20_000 })
