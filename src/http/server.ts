@@ -15,6 +15,7 @@ import { requestFamily } from "./requestFamily"
 import { requestContext } from "./requestContext"
 import { clientAddressOf, withClientAddress } from "./clientAddress"
 import { isUnderBasePath, mountAtBasePath } from "./basePath"
+import { answerClientErrors } from "./clientErrors"
 
 const bodyMethods: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH"])
 
@@ -137,6 +138,8 @@ const servedApp = Layer.unwrapScoped(
       if (!lane.claim(request, response)) handler(request, response)
     })
     nodeServer.maxConnections = limits.maxConnections
+    // A request line or headers over Node's limit: 431, read by the client rather than reset.
+    answerClientErrors(nodeServer)
     const connections = trackConnections(nodeServer)
     // Released before the server itself: idle connections go now, busy ones when done or after the grace.
     const drainOnShutdown = Layer.scopedDiscard(
