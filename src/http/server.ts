@@ -16,6 +16,7 @@ import { requestContext } from "./requestContext"
 import { clientAddressOf, withClientAddress } from "./clientAddress"
 import { isUnderBasePath, mountAtBasePath } from "./basePath"
 import { answerClientErrors } from "./clientErrors"
+import { docsPath, withDocsPolicy } from "./docsPage"
 
 const bodyMethods: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH"])
 
@@ -87,7 +88,7 @@ const answerBeforeReset = (request: http.IncomingMessage, maxBodyBytes: number) 
 }
 
 const DocsLive = Layer.mergeAll(
-  HttpApiSwagger.layer({ path: "/docs" }),
+  HttpApiSwagger.layer({ path: docsPath }),
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })
 )
 
@@ -103,7 +104,7 @@ const servedApp = Layer.unwrapScoped(
     const limits = config.serverLimits
     const api = yield* HttpApiBuilder.httpApp
     // The web console's pages and files sit beside the API under BASE_PATH (/console/, not /console/api/).
-    const app = serveConsole(yield* loadConsoleAssets, config.basePath)(api)
+    const app = serveConsole(yield* loadConsoleAssets, config.basePath)(withDocsPolicy(api))
     const mounted = mountAtBasePath(config.basePath, app)
     // The platform's own Node handler for the HttpApi app (the one its server would add as listener).
     // Its access lines are written by the same access log as the forwarding lane's.
