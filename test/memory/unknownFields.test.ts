@@ -7,8 +7,8 @@ import { useMemoryApp } from "../support/memoryApp"
 import { call, createWorkspace, testAdminToken } from "../support/testApp"
 import { message } from "../support/usage"
 
-/** The groups whose bodies are the service's own: an unknown field is a mistake of the caller, refused. */
-const strictGroups = new Set(["admin", "consoleSession", "console"])
+/** The groups whose bodies are the service's own (the admin API, the console's): an unknown field is a mistake of the caller, refused. */
+const isStrictGroup = (identifier: string): boolean => identifier === "admin" || identifier.startsWith("console")
 
 /** Every endpoint of those groups that takes a body, as `group.endpoint`, read from the API itself. */
 const bodyEndpoints = (): Map<string, SchemaAST.AST> => {
@@ -16,7 +16,7 @@ const bodyEndpoints = (): Map<string, SchemaAST.AST> => {
   HttpApi.reflect(WorkspaceApi, {
     onGroup: () => {},
     onEndpoint: ({ group, endpoint }) => {
-      if (!strictGroups.has(group.identifier) || !["POST", "PATCH", "PUT"].includes(endpoint.method)) return
+      if (!isStrictGroup(group.identifier) || !["POST", "PATCH", "PUT"].includes(endpoint.method)) return
       const payload = (endpoint as { readonly payloadSchema: Option.Option<{ readonly ast: SchemaAST.AST }> }).payloadSchema
       if (Option.isSome(payload)) found.set(`${group.identifier}.${endpoint.name}`, payload.value.ast)
     }
@@ -44,17 +44,20 @@ describe("admin and console bodies refuse unknown fields with a 400 naming them"
   const app = useMemoryApp()
   let workspaceId = ""
   let memberId = ""
+  let person = ""
   let invitationToken = ""
   let operator = ""
 
   beforeAll(async () => {
     workspaceId = (await createWorkspace(app.current, "Strict bodies")).id
-    memberId = (await invitePerson(app.current, workspaceId, "strict@example.com", "admin")).memberId
-    const invited = await call(app.current, "POST", `/admin/workspaces/${workspaceId}/members`, {
+    const invited = await invitePerson(app.current, workspaceId, "strict@example.com", "admin")
+    memberId = invited.memberId
+    person = invited.cookie
+    const pending = await call(app.current, "POST", `/admin/workspaces/${workspaceId}/members`, {
       token: testAdminToken,
       body: { email: "pending@example.com", role: "member" }
     })
-    invitationToken = tokenOf(invited.body.invitationUrl)
+    invitationToken = tokenOf(pending.body.invitationUrl)
     operator = await operatorCookie(app.current)
   })
 
@@ -73,7 +76,10 @@ describe("admin and console bodies refuse unknown fields with a 400 naming them"
     { endpoint: "admin.setProviderKey", method: "PUT", path: ws("/provider-keys/provider_a"), body: () => ({ apiKey: "sk-simulated-key-0123456789", label: "main" }), unknown: ["label"], unchanged: ws("/provider-keys") },
     { endpoint: "admin.runExport", method: "POST", path: ws("/exports/users"), body: () => ({ from: { ...range.from, offset: "+01:00" }, to: range.to }), unknown: ["from.offset"], unchanged: ws("/audit") },
     { endpoint: "consoleSession.signIn", method: "POST", path: () => "/console/api/session", body: () => ({ email: "strict@example.com", password, remember: true }), unknown: ["remember"], cookie: () => "", unchanged: ws("/audit") },
-    { endpoint: "consoleSession.acceptInvitation", method: "POST", path: () => `/console/api/invitations/${invitationToken}`, body: () => ({ password, name: "Pat", avatar: "x.png" }), unknown: ["avatar"], cookie: () => "", unchanged: ws("/members") },
+    { endpoint: "admin.passwordReset", method: "POST", path: () => "/admin/people/password-reset", body: () => ({ email: "strict@example.com", validForHours: 48 }), unknown: ["validForHours"], unchanged: ws("/audit") },
+    { endpoint: "consoleAccount.acceptInvitation", method: "POST", path: () => `/console/api/invitations/${invitationToken}`, body: () => ({ password, name: "Pat", avatar: "x.png" }), unknown: ["avatar"], cookie: () => "", unchanged: ws("/members") },
+    { endpoint: "consoleAccount.changePassword", method: "PUT", path: () => "/console/api/session/password", body: () => ({ currentPassword: password, newPassword: "another long passphrase", confirm: "another long passphrase" }), unknown: ["confirm"], cookie: () => person, unchanged: ws("/audit") },
+    { endpoint: "consoleAccount.resetPassword", method: "POST", path: () => "/console/api/password-resets/no-such-link", body: () => ({ password: "another long passphrase", email: "strict@example.com" }), unknown: ["email"], cookie: () => "", unchanged: ws("/audit") },
     { endpoint: "console.createWorkspace", method: "POST", path: () => "/console/api/workspaces", body: () => ({ name: "Never made", plan: "pro" }), unknown: ["plan"], cookie: asOperator, unchanged: () => "/admin/workspaces?search=never%20made" },
     { endpoint: "console.createApiKey", method: "POST", path: cws("/api-keys"), body: () => ({ name: "k", scopes: ["COMPLETION_API"], expiresAt: "2030-01-01T00:00:00Z", budgetUsd: 5 }), unknown: ["expiresAt", "budgetUsd"], cookie: asOperator, unchanged: ws("/api-keys") },
     { endpoint: "console.runExport", method: "POST", path: cws("/exports/users"), body: () => ({ ...range, format: "csv" }), unknown: ["format"], cookie: asOperator, unchanged: ws("/audit") },
