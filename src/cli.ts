@@ -8,6 +8,7 @@ import { WorkspaceApi } from "./api/Api"
 import { Scope } from "./domain/apiKey"
 import { MemberRole } from "./domain/console"
 import { WorkspaceSettingsPatch } from "./domain/workspaceSettings"
+import { cliClient, failureLine } from "./cli/adminCall"
 import { exportCommand, seedCommand, UsageError, usageCommandOptions, usageCommandsHelp } from "./cli/usageCommands"
 
 /**
@@ -113,12 +114,13 @@ const adminToken = Effect.sync(() => {
   }
 }).pipe(Effect.flatMap((either) => either))
 
+const baseUrl = process.env.WORKSPACE_API_URL ?? `http://127.0.0.1:${process.env.PORT ?? 8080}${process.env.BASE_PATH ?? ""}`
+
 const program = Effect.gen(function*() {
   const token = yield* adminToken
-  const baseUrl = process.env.WORKSPACE_API_URL ?? `http://127.0.0.1:${process.env.PORT ?? 8080}${process.env.BASE_PATH ?? ""}`
   const client = yield* HttpApiClient.make(WorkspaceApi, {
     baseUrl,
-    transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(token))
+    transformClient: (client) => cliClient(HttpClient.mapRequest(client, HttpClientRequest.bearerToken(token)))
   })
   const [group, command, first, second] = positionals
   if (group === "seed") return yield* seedCommand({ baseUrl, adminToken: token, workspaceId: command, option })
@@ -207,13 +209,10 @@ program.pipe(
   // Printed once here; failing afterwards makes runMain exit with status 1 without printing again.
   Effect.tapError((error) =>
     Console.error(
-        error._tag === "UsageError"
-          ? error.message
-          : "status" in error && "message" in error
-          ? `${error.status}: ${error.message}`
-          : "message" in error && typeof error.message === "string"
-          ? error.message
-          : `request failed: ${error._tag}`
+      error._tag === "UsageError" || error._tag === "DownloadFailed"
+        ? error.message
+        // One line: what went wrong and what to check (URL, BASE_PATH, token), never a decoding tree.
+        : failureLine(error, baseUrl) ?? `request failed: ${error._tag}`
     )
   ),
   Effect.provide(NodeHttpClient.layerUndici),

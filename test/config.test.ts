@@ -4,6 +4,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { appConfig, type AppConfigShape, describeConfigError } from "../src/config"
+import { tempDir } from "./support/tempDirs"
 
 /** The settings read from exactly this environment, or the one line a bad one stops start-up with. */
 const read = (env: Record<string, string>): Either.Either<AppConfigShape, string> =>
@@ -17,7 +18,7 @@ const errorOf = (env: Record<string, string>): string =>
   Either.match(read(env), { onLeft: (line) => line, onRight: () => "accepted" })
 
 const tempFile = (name: string, content: string): string => {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ws-config-")), name)
+  const file = path.join(tempDir("ws-config-"), name)
   fs.writeFileSync(file, content)
   return file
 }

@@ -11,7 +11,7 @@ import { families } from "./openapi/families"
 import { AdminAuth } from "./security"
 import { AuditPageView, ChangeMember, InvitedMember, InviteMember, MemberView, PasswordResetLinkView, PasswordResetRequest } from "./schemas/members"
 import { ProviderKeyView, RotationResultView, SetProviderKey } from "./schemas/providerKeys"
-import { UsageExportDataType, UsageExportRequest, UsageExportResult } from "./schemas/usageExport"
+import { StrictUsageExportRequest, UsageExportDataType, UsageExportResult } from "./schemas/usageExport"
 
 const Name = Schema.String.pipe(
   Schema.minLength(1, { message: () => "name must not be empty" }),
@@ -112,7 +112,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
         scopes: Schema.NonEmptyArray(Scope).annotations({
           message: () => "scopes must be a non-empty list of USAGE_EXPORT_API and/or COMPLETION_API"
         })
-      }))
+      }).annotations(strictParse))
       .addSuccess(CreatedApiKey, { status: 201 })
       .addError(refusedBody)
       .addError(notFound)
@@ -137,7 +137,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
   )
   .add(
     HttpApiEndpoint.post("ingestEvents")`/admin/workspaces/${workspaceId}/events`
-      .setPayload(IngestEventsPayload)
+      .setPayload(IngestEventsPayload.annotations(strictParse))
       .addSuccess(IngestEventsResult)
       .addError(refusedBody)
       .addError(notFound)
@@ -259,7 +259,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
   )
   .add(
     HttpApiEndpoint.post("runExport")`/admin/workspaces/${workspaceId}/exports/${HttpApiSchema.param("dataType", UsageExportDataType)}`
-      .setPayload(UsageExportRequest)
+      .setPayload(StrictUsageExportRequest)
       .addSuccess(UsageExportResult)
       .addError(refusedBody)
       .addError(adminErrors(404, 429, 500))

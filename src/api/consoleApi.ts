@@ -10,7 +10,7 @@ import { exportRequestExample } from "./exportsApi"
 import { OperationFamily, RequestExample } from "./openapi/annotations"
 import { families } from "./openapi/families"
 import { AuditPageView, ChangeMember, InvitedMember, InviteMember, MemberView } from "./schemas/members"
-import { UsageExportDataType, UsageExportRequest, UsageExportResult } from "./schemas/usageExport"
+import { StrictUsageExportRequest, UsageExportDataType, UsageExportResult } from "./schemas/usageExport"
 import { SetProviderKey } from "./schemas/providerKeys"
 
 /** The console's session cookie. */
@@ -51,7 +51,7 @@ export const SessionView = Schema.Struct({
 export const SignIn = Schema.Union(
   Schema.Struct({ email: Schema.String.pipe(Schema.maxLength(320)), password: GivenPassword }),
   Schema.Struct({ adminToken: Schema.String.pipe(Schema.maxLength(1000)) })
-).annotations({ identifier: "SignIn" })
+).annotations({ identifier: "SignIn", ...strictParse })
 
 /** What an invitation link shows whoever holds it; nothing about whether the email has an account. */
 export const InvitationView = Schema.Struct({
@@ -328,7 +328,7 @@ export class ConsoleApi extends HttpApiGroup.make("console")
         scopes: Schema.NonEmptyArray(Scope).annotations({
           message: () => "scopes must be a non-empty list of USAGE_EXPORT_API and/or COMPLETION_API"
         })
-      }))
+      }).annotations(strictParse))
       .addSuccess(ConsoleCreatedApiKey, { status: 201 })
       .addError(refusedBody)
       .annotateContext(doc("Create an API key", "Members may create COMPLETION_API keys only. The key is in this answer only."))
@@ -341,7 +341,7 @@ export class ConsoleApi extends HttpApiGroup.make("console")
   )
   .add(
     HttpApiEndpoint.post("runExport")`/console/api/workspaces/${workspaceId}/exports/${dataType}`
-      .setPayload(UsageExportRequest)
+      .setPayload(StrictUsageExportRequest)
       .addSuccess(UsageExportResult)
       .addError(refusedBody)
       .addError(consoleErrors(429, 500))

@@ -2,7 +2,7 @@ import { HttpApiError } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import type { Problem } from "../domain/problem"
 import { InvalidRequest } from "../domain/refusals"
-import { fromFormatterIssues, malformedJsonIssue } from "../domain/validationIssue"
+import { fromFormatterIssues, malformedJsonIssue, wirePath } from "../domain/validationIssue"
 
 // The problems of a request as the framework reads it (size, type, JSON, payload), whichever path
 // serves it: the HttpApi app (through http/failureToProblem.ts) or the forwarding lane.
@@ -10,11 +10,19 @@ import { fromFormatterIssues, malformedJsonIssue } from "../domain/validationIss
 /** A request body that does not decode into the endpoint's payload, naming the first bad field. */
 export const decodeProblem = (error: HttpApiError.HttpApiDecodeError): Problem => {
   const { message, param } = fromFormatterIssues(error.issues)
-  const missing = error.issues.some((issue) => issue._tag === "Missing")
+  // The named field's own issue decides (a body decoded with `errors: "all"` may also miss another field).
+  const missing = error.issues.some((issue) => issue._tag === "Missing" && wirePath(issue.path) === param)
   return param === null
     ? { status: 400, code: "invalid_request", message }
     : { status: 400, code: missing ? "missing_required_parameter" : "invalid_value", message, param }
 }
+
+/** No endpoint at this method and path (inside BASE_PATH or outside it). */
+export const noEndpoint = (method: string, url: string): Problem => ({
+  status: 404,
+  code: "not_found",
+  message: `No endpoint ${method} ${url}.`
+})
 
 export const malformedBody: Problem = {
   status: 400,

@@ -1,7 +1,8 @@
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+import { IngestEventsResult } from "../api/adminApi"
 import { MAX_EVENTS_PER_BATCH } from "../api/schemas/events"
 import { type DemoEvent, demoDays, type DemoOptions } from "./demoData"
-import { postJson } from "./adminCall"
+import { checkUrl, CliRequestFailed, postJson } from "./adminCall"
 import { makeProgressBar } from "./progressBar"
 
 export interface SeedSummary {
@@ -11,9 +12,6 @@ export interface SeedSummary {
   readonly duplicates: number
   readonly seconds: number
 }
-
-const numberField = (answer: unknown, field: "accepted" | "duplicates"): number =>
-  typeof answer === "object" && answer !== null && field in answer ? Number((answer as Record<string, unknown>)[field]) : 0
 
 /**
  * Generates demo activity (demoData) and ingests it through the admin events endpoint in batches
@@ -39,10 +37,16 @@ export const seedWorkspace = (args: {
       pending = []
       return batch.length === 0
         ? Effect.void
-        : Effect.map(postJson(url, args.adminToken, JSON.stringify({ events: batch })), (answer) => {
-          accepted += numberField(answer, "accepted")
-          duplicates += numberField(answer, "duplicates")
-        })
+        : postJson(url, args.adminToken, JSON.stringify({ events: batch })).pipe(
+          Effect.flatMap(Schema.decodeUnknown(IngestEventsResult)),
+          Effect.mapError((error) =>
+            error._tag === "ParseError" ? new CliRequestFailed({ message: `POST ${url} answered JSON that is not the admin API's answer: ${checkUrl}` }) : error
+          ),
+          Effect.map((answer) => {
+            accepted += answer.accepted
+            duplicates += answer.duplicates
+          })
+        )
     })
     let day = 0
     for (const dayEvents of demoDays(args.options)) {

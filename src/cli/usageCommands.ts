@@ -101,7 +101,7 @@ export const exportCommand = <E, R>(args: {
     const key = Option.fromNullable(args.option("key") ?? process.env.WORKSPACE_API_KEY)
     if (Option.isSome(key)) {
       const body = JSON.stringify({ from, to })
-      return yield* runExport({ kind, output, request: postJson(`${args.baseUrl}/export/${kind}`, key.value, body) })
+      return yield* runExport({ kind, output, request: postJson(`${args.baseUrl}/export/${kind}`, key.value, body, "apiKey") })
     }
     const workspaceId = yield* required(args.option("workspace"), "--key API_KEY (or WORKSPACE_API_KEY) or --workspace WORKSPACE_ID")
     return yield* runExport({ kind, output, request: args.operatorExport(workspaceId, kind, { from, to }) })

@@ -53,12 +53,7 @@ export const fromFormatterIssues = (
   if (sameField.some((issue) => issue._tag === "Missing")) {
     return { param, message: `Missing required parameter: '${param ?? "body"}'.` }
   }
-  const unexpected = sameField.find((issue) => issue._tag === "Unexpected")
-  if (unexpected !== undefined) {
-    // Effect's wording: `is unexpected, expected: "families" | "models"`.
-    const known = /expected: (.+)$/.exec(unexpected.message)?.[1]?.replaceAll("\"", "").split(" | ").join(", ")
-    return { param, message: `Unknown parameter: '${param ?? "body"}'${known ? ` (expected one of ${known})` : ""}.` }
-  }
+  if (sameField.some((issue) => issue._tag === "Unexpected")) return unknownParameters(deepest)
   if (param === null) return { param, message: "The request body must be a JSON object." }
 
   const parsed = sameField.flatMap((issue) => {
@@ -68,6 +63,29 @@ export const fromFormatterIssues = (
   const actual = parsed[0]?.actual
   if (actual === undefined) return { param, message: `${param}: ${first.message}` }
   return { param, message: `${param}: expected ${describeExpectations(parsed.map((p) => p.expected))}, got ${actual}` }
+}
+
+/**
+ * Every unknown key one object refused (decoded with `errors: "all"` there are several), named together.
+ * Issues of one object share its message (`is unexpected, expected: "name" | "scopes"`); when the members
+ * of a union each refused keys, the member that refused the fewest is the one the caller meant.
+ */
+const unknownParameters = (issues: ReadonlyArray<ParseResult.ArrayFormatterIssue>): ValidationIssue => {
+  const byObject = new Map<string, Array<string>>()
+  for (const issue of issues) {
+    if (issue._tag !== "Unexpected") continue
+    const names = byObject.get(issue.message) ?? []
+    names.push(wirePath(issue.path) ?? "body")
+    byObject.set(issue.message, names)
+  }
+  const [message, names] = [...byObject].reduce((fewest, entry) => (entry[1].length < fewest[1].length ? entry : fewest))
+  // Effect's wording: `is unexpected, expected: "families" | "models"`.
+  const known = /expected: (.+)$/.exec(message)?.[1]?.replaceAll("\"", "").split(" | ").join(", ")
+  const listed = names.map((name) => `'${name}'`).join(", ")
+  return {
+    param: names[0] ?? null,
+    message: `Unknown parameter${names.length > 1 ? "s" : ""}: ${listed}${known ? ` (expected one of ${known})` : ""}.`
+  }
 }
 
 const samePath = (a: ReadonlyArray<PropertyKey>, b: ReadonlyArray<PropertyKey>): boolean =>

@@ -59,11 +59,14 @@ export const defaultWorkspaceSettings: WorkspaceSettings = {
 }
 
 /**
- * Settings sent by an operator are refused on an unknown key, at every level: a Struct would drop a
- * typo (`rateLimits.family`) silently and the patch would store `{}` in place of the intended value.
- * Stored settings stay tolerant (StoredWorkspaceSettings), so old rows still read.
+ * Bodies of the admin API and the console are refused on an unknown key, at every level: a Struct would
+ * drop a typo (`rateLimits.family`, `expiresAt` on a key) silently and the request would succeed without
+ * it. HttpApi decodes a payload with no parse options of its own, so they are annotated on the payload
+ * schema; `errors: "all"` so that the 400 names every unknown key, not only the first. Stored settings stay
+ * tolerant (StoredWorkspaceSettings), so old rows still read. Never on the forwarded endpoints, whose
+ * clients send fields we may not know (docs/forwarded-endpoints.md).
  */
-export const strictParse = { parseOptions: { onExcessProperty: "error" } } as const
+export const strictParse = { parseOptions: { onExcessProperty: "error", errors: "all" } } as const
 
 /** A change to settings: every field optional; given fields replace the stored ones. */
 export const WorkspaceSettingsPatch = Schema.partial(WorkspaceSettings).annotations(strictParse)

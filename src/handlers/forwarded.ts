@@ -5,7 +5,9 @@ import type * as http from "node:http"
 import { CurrentPrincipal } from "../api/security"
 import { decodePayload, malformedBody, tooLarge } from "../api/requestProblems"
 import type { Principal } from "../domain/principal"
-import { InvalidRequest, type Refusal } from "../domain/refusals"
+import { InvalidRequest, type Refusal, wasAdmitted } from "../domain/refusals"
+import type { LimitFamily } from "../domain/workspaceSettings"
+import { RateLimits } from "../services/RateLimits"
 import { scanBodiesOver } from "../domain/requestBounds"
 import { parseJson } from "../providers/protocol"
 import type { ForwardedEndpoint } from "../providers/forwardedEndpoint"
@@ -157,21 +159,56 @@ export type Serve<Payload> = (
   headers: PassedHeaders
 ) => Effect.Effect<Forwarded, Refusal>
 
-/** A declared endpoint with the call that serves it; `serveBody` decodes a raw body first (the lane's way in). */
+/**
+ * How both edges serve an authenticated request of an endpoint: the request's body read from the
+ * connection, decoded and served, a refusal charged to the limits (`chargingRefusals`).
+ */
+export type ServeRequest = (
+  principal: Principal,
+  region: string,
+  request: http.IncomingMessage,
+  requestId: string | undefined,
+  maxBodyBytes: number
+) => Effect.Effect<Forwarded, Refusal>
+
+/** A declared endpoint with the call that serves it; `serveRequest` is the one way in of the lane and the HttpApi handlers. */
 export interface Served<Name extends string, P extends Provider, Payload, PayloadI, Success, SuccessI> {
   readonly endpoint: ForwardedEndpoint<Name, P, Payload, PayloadI, Success, SuccessI>
   readonly serve: Serve<Payload>
-  readonly serveBody: Serve<unknown>
+  readonly serveRequest: ServeRequest
 }
+
+/**
+ * The refused-request rule (docs/rate-limits.md), the same on both edges: a request refused after
+ * authentication before it reached the limits (a bad field, an unknown model, a body over the limit or
+ * not JSON) spends a request of its family's budget like any other — refusals cost work too, and a
+ * workspace over its limit is told so (429) rather than validated again and again. A refusal that came
+ * through the limits (admitted, or refused by them) has been counted already.
+ */
+export const chargingRefusals = (
+  rateLimits: RateLimits["Type"],
+  principal: Principal,
+  family: LimitFamily
+) =>
+<A>(serving: Effect.Effect<A, Refusal>): Effect.Effect<A, Refusal> =>
+  Effect.catchAll(serving, (refusal) =>
+    wasAdmitted(refusal)
+      ? Effect.fail(refusal)
+      : Effect.flatMap(rateLimits.admit({ principal, family, tokens: 0 }), () => Effect.fail(refusal)))
 
 export const served = <const Name extends string, P extends Provider, Payload, PayloadI, Success, SuccessI>(
   endpoint: ForwardedEndpoint<Name, P, Payload, PayloadI, Success, SuccessI>,
-  serve: Serve<Payload>
+  serve: Serve<Payload>,
+  rateLimits: RateLimits["Type"]
 ): Served<Name, P, Payload, PayloadI, Success, SuccessI> => ({
   endpoint,
   serve,
-  serveBody: (principal, region, body, requestId, headers) =>
-    Effect.flatMap(decodePayload(endpoint.payload, body), (payload) => serve(principal, region, payload, requestId, headers))
+  serveRequest: (principal, region, request, requestId, maxBodyBytes) =>
+    readForwardedBody(endpoint, request, maxBodyBytes).pipe(
+      Effect.flatMap((body) => decodePayload(endpoint.payload, body)),
+      Effect.flatMap((payload) => serve(principal, region, payload, requestId, passedHeaders(endpoint, request.headers))),
+      chargingRefusals(rateLimits, principal, endpoint.family)
+    )
 })
 
 /**
@@ -184,34 +221,29 @@ export const forwardedServices = Effect.gen(function*() {
   const message = yield* Messages
   const fim = yield* FimCompletions
   const counter = yield* CountTokens
+  const rateLimits = yield* RateLimits
   return {
-    chatCompletions: served(chatCompletions, chat.create),
-    embeddings: served(embeddings, embed.create),
+    chatCompletions: served(chatCompletions, chat.create, rateLimits),
+    embeddings: served(embeddings, embed.create, rateLimits),
     messages: served(messages, (principal, region, payload, requestId, headers) =>
-      message.create(principal, region, payload, requestId, headers["anthropic-beta"])),
+      message.create(principal, region, payload, requestId, headers["anthropic-beta"]), rateLimits),
     countTokens: served(countTokens, (principal, region, payload, requestId, headers) =>
-      counter.count(principal, region, payload, requestId, headers["anthropic-beta"])),
-    fimCompletions: served(fimCompletions, fim.create)
+      counter.count(principal, region, payload, requestId, headers["anthropic-beta"]), rateLimits),
+    fimCompletions: served(fimCompletions, fim.create, rateLimits)
   } as const
 })
 
 /**
  * The HttpApi handler of a served endpoint (a raw one: the body is read by the lane's reader, not the
- * framework's): the caller, the request id and the passed headers, the body, then the service.
+ * framework's): the caller and the request id, then the request served as the lane serves it.
  */
 export const handlerOf = <Name extends string, P extends Provider, Payload, PayloadI, Success, SuccessI>(
-  { endpoint, serveBody }: Served<Name, P, Payload, PayloadI, Success, SuccessI>,
+  { endpoint, serveRequest }: Served<Name, P, Payload, PayloadI, Success, SuccessI>,
   maxBodyBytes: number
 ) =>
 ({ path, request }: { readonly path: { readonly region: string }; readonly request: HttpServerRequest.HttpServerRequest }) =>
   Effect.flatMap(caller, ({ principal, requestId }) =>
-    respond(
-      endpoint.provider,
-      Effect.flatMap(
-        readForwardedBody(endpoint, NodeHttpServerRequest.toIncomingMessage(request), maxBodyBytes),
-        (body) => serveBody(principal, path.region, body, requestId, passedHeaders(endpoint, request.headers))
-      )
-    ))
+    respond(endpoint.provider, serveRequest(principal, path.region, NodeHttpServerRequest.toIncomingMessage(request), requestId, maxBodyBytes)))
 
 /** The caller and the request id (which every forwarded request is recorded with). */
 const caller = Effect.all({

@@ -1,7 +1,7 @@
 import { HttpApiError, HttpServerError } from "@effect/platform"
 import { Cause, Option } from "effect"
 import type { Problem } from "../domain/problem"
-import { decodeProblem, malformedBody, tooDeep, tooLarge } from "../api/requestProblems"
+import { decodeProblem, malformedBody, noEndpoint, tooDeep, tooLarge } from "../api/requestProblems"
 
 export { isJsonOrUndeclared, tooLarge, unsupportedMediaType } from "../api/requestProblems"
 
@@ -14,7 +14,7 @@ export const failureToProblem = (cause: Cause.Cause<unknown>, bodyLimit: number)
   const failure = Cause.squash(cause)
   if (failure instanceof HttpApiError.HttpApiDecodeError) return Option.some(decodeProblem(failure))
   if (failure instanceof HttpServerError.RouteNotFound) {
-    return Option.some({ status: 404, code: "not_found", message: `No endpoint ${failure.request.method} ${failure.request.url}.` })
+    return Option.some(noEndpoint(failure.request.method, failure.request.url))
   }
   // A body nested so deep that reading or checking it overflowed the stack (JSON such as
   // [[[[…]]]] 100,000 deep): the caller's body is at fault, not the service.

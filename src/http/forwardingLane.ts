@@ -3,13 +3,12 @@ import type * as http from "node:http"
 import { type Problem, wireError } from "../api/errors/errorFormat"
 import { isJsonOrUndeclared, tooLarge } from "../api/requestProblems"
 import { AppConfig } from "../config"
-import { InvalidRequest, type Refusal, wasAdmitted } from "../domain/refusals"
+import { InvalidRequest, type Refusal } from "../domain/refusals"
 import type { LimitFamily } from "../domain/workspaceSettings"
-import { forwardedServices, passedHeaders, readForwardedBody, type Serve, writeStream } from "../handlers/forwarded"
+import { forwardedServices, type ServeRequest, writeStream } from "../handlers/forwarded"
 import type { Provider } from "../providers/provider"
 import { renderRefusal } from "../providers/render"
 import { AuthService } from "../services/AuthService"
-import { RateLimits } from "../services/RateLimits"
 import { accessLogFor, endStatus } from "./accessLog"
 import { checkKey } from "./authMiddleware"
 import { clientAddressOf } from "./clientAddress"
@@ -28,7 +27,7 @@ interface LaneRoute {
     readonly scan?: ((body: Buffer) => Refusal | undefined) | undefined
     readonly passedHeaders: ReadonlyArray<string>
   }
-  readonly serveBody: Serve<unknown>
+  readonly serveRequest: ServeRequest
 }
 
 /** A refused key: answered as the authentication checks word it (a plain value: floods capture no stacks). */
@@ -71,7 +70,6 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
       const span = spansWhen(config)
       const tracing = Option.isSome(config.tracing)
       const auth = yield* AuthService
-      const rateLimits = yield* RateLimits
       const addressOf = clientAddressOf(config)
       const metrics = yield* Metrics
       // Keyed `<provider><path>` (provider_a/v1/chat/completions), from the declared endpoints.
@@ -87,7 +85,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
       const running = new Set<Fiber.RuntimeFiber<number>>()
       yield* Effect.addFinalizer(() => Fiber.interruptAll([...running]))
 
-      const serve = ({ endpoint, serveBody }: LaneRoute, region: string, path: string, request: http.IncomingMessage, response: http.ServerResponse) => {
+      const serve = ({ endpoint, serveRequest }: LaneRoute, region: string, path: string, request: http.IncomingMessage, response: http.ServerResponse) => {
         const requestId = requestIdFor(request.headers["x-request-id"] as string | undefined)
         const address = addressOf(request)
         const idHeaders = requestIdHeaders(requestId)
@@ -109,19 +107,8 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
             ),
             ({ headers, problem }): KeyRefused => ({ _tag: "KeyRefused", problem, headers })
           ))
-          const forwarded = yield* Effect.flatMap(
-            readForwardedBody(endpoint, request, maxBodyBytes),
-            (json) => serveBody(principal, region, json, requestId, passedHeaders(endpoint, request.headers))
-          ).pipe(
-            // A refused request spends a request of the workspace's budget like any other: refusals
-            // cost work too, and a workspace over its limit is told so (429) rather than validated.
-            Effect.catchAll((refusal) =>
-              wasAdmitted(refusal)
-                ? Effect.fail(refusal)
-                : rateLimits.admit({ principal, family: endpoint.family, tokens: 0 }).pipe(
-                  Effect.flatMap(() => Effect.fail(refusal))
-                ))
-          )
+          // Read, decoded and served as the HttpApi handlers do, refusals charged by the same rule.
+          const forwarded = yield* serveRequest(principal, region, request, requestId, maxBodyBytes)
           if (forwarded._tag === "Json") {
             writeJson(response, 200, forwarded.body, { ...forwarded.headers, ...idHeaders })
             return 200

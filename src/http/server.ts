@@ -1,4 +1,4 @@
-import { FileSystem, HttpApiBuilder, HttpApiSwagger, HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerRequest } from "@effect/platform"
+import { FileSystem, HttpApiBuilder, HttpApiSwagger, HttpIncomingMessage, HttpMiddleware, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Duration, Effect, Layer, Option } from "effect"
 import * as http from "node:http"
@@ -15,6 +15,9 @@ import { Metrics } from "../services/Metrics"
 import { requestFamily } from "./requestFamily"
 import { requestContext } from "./requestContext"
 import { clientAddressOf, withClientAddress } from "./clientAddress"
+import { isUnderBasePath, mountAtBasePath } from "./basePath"
+import { answerClientErrors } from "./clientErrors"
+import { docsPath, withDocsPolicy } from "./docsPage"
 
 const bodyMethods: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH"])
 
@@ -86,7 +89,7 @@ const answerBeforeReset = (request: http.IncomingMessage, maxBodyBytes: number) 
 }
 
 const DocsLive = Layer.mergeAll(
-  HttpApiSwagger.layer({ path: "/docs" }),
+  HttpApiSwagger.layer({ path: docsPath }),
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })
 )
 
@@ -102,8 +105,8 @@ const servedApp = Layer.unwrapScoped(
     const limits = config.serverLimits
     const api = yield* HttpApiBuilder.httpApp
     // The web console's pages and files sit beside the API under BASE_PATH (/console/, not /console/api/).
-    const app = serveConsole(yield* loadConsoleAssets, config.basePath)(api)
-    const mounted = config.basePath === "" ? app : HttpRouter.empty.pipe(HttpRouter.mountApp(config.basePath, app))
+    const app = serveConsole(yield* loadConsoleAssets, config.basePath)(withDocsPolicy(api))
+    const mounted = mountAtBasePath(config.basePath, app)
     // The platform's own Node handler for the HttpApi app (the one its server would add as listener).
     // Its access lines are written by the same access log as the forwarding lane's.
     const written = accessLogFor(yield* Effect.runtime<never>(), config.logFormat)
@@ -111,7 +114,7 @@ const servedApp = Layer.unwrapScoped(
     const metrics = yield* Metrics
     const accessLog: AccessLog = metrics.enabled
       ? (entry) => {
-        metrics.request(requestFamily(entry.path.slice(config.basePath.length)), entry.status)
+        metrics.request(isUnderBasePath(config.basePath, entry.path) ? requestFamily(entry.path.slice(config.basePath.length)) : "other", entry.status)
         written(entry)
       }
       : written
@@ -137,6 +140,8 @@ const servedApp = Layer.unwrapScoped(
       if (!lane.claim(request, response)) handler(request, response)
     })
     nodeServer.maxConnections = limits.maxConnections
+    // A request line or headers over Node's limit: 431, read by the client rather than reset.
+    answerClientErrors(nodeServer)
     const connections = trackConnections(nodeServer)
     limitConnections(nodeServer, {
       perAddress: limits.maxConnectionsPerAddress,

@@ -7,6 +7,7 @@ import {
   malformedJsonIssue,
   wirePath
 } from "../../src/domain/validationIssue"
+import { strictParse } from "../../src/domain/workspaceSettings"
 
 const issueFor = <A, I>(schema: Schema.Schema<A, I>, input: unknown) => {
   const result = Schema.decodeUnknownEither(schema)(input)
@@ -120,6 +121,29 @@ describe("fromFormatterIssues", () => {
     })
     expect(fromFormatterIssues([{ _tag: "Unexpected", path: ["limits", "fam"], message: 'is unexpected, expected: "families" | "models"' }]))
       .toEqual({ param: "limits.fam", message: "Unknown parameter: 'limits.fam' (expected one of families, models)." })
+  })
+
+  it("names every unknown field of a strict body (strictParse decodes with errors: all), beside a missing one", () => {
+    const Key = Schema.Struct({ name: Schema.String, scopes: Schema.Array(Schema.String) }).annotations(strictParse)
+    expect(issueFor(Key, { name: "k", scopes: [], expiresAt: "2030-01-01", budgetUsd: 5 })).toEqual({
+      param: "expiresAt",
+      message: "Unknown parameters: 'expiresAt', 'budgetUsd' (expected one of name, scopes)."
+    })
+    expect(issueFor(Key, { scopes: [], expiresAt: "2030-01-01" })).toEqual({
+      param: "expiresAt",
+      message: "Unknown parameter: 'expiresAt' (expected one of name, scopes)."
+    })
+  })
+
+  it("in a union of strict bodies, names the unknown fields of the member the caller meant (the fewest refused)", () => {
+    const SignIn = Schema.Union(
+      Schema.Struct({ email: Schema.String, password: Schema.String }),
+      Schema.Struct({ adminToken: Schema.String })
+    ).annotations(strictParse)
+    expect(issueFor(SignIn, { email: "a@b.c", password: "p", remember: true }))
+      .toEqual({ param: "remember", message: "Unknown parameter: 'remember' (expected one of email, password)." })
+    expect(issueFor(SignIn, { adminToken: "t", remember: true }))
+      .toEqual({ param: "remember", message: "Unknown parameter: 'remember' (expected one of adminToken)." })
   })
 
   it("cuts long values", () => {

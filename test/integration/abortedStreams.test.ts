@@ -1,12 +1,11 @@
 import { spawn } from "node:child_process"
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { freePort } from "../../src/services/EmbeddedPostgres"
 import { startFlags } from "../support/builtService"
 import { waitForOk } from "../support/serviceProcess"
+import { tempDir } from "../support/tempDirs"
 
 const root = path.resolve(import.meta.dirname, "../..")
 
@@ -16,7 +15,7 @@ interface Count {
 
 describe("streams the client aborts", () => {
   it("leave nothing behind once they are over: no response of the service or its simulator is kept", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-aborted-"))
+    const dataDir = tempDir("ws-aborted-")
     const port = String(await Effect.runPromise(freePort))
     const base = `http://127.0.0.1:${port}`
     const admin = { authorization: "Bearer aborted-admin-token-1234", "content-type": "application/json" }

@@ -1,9 +1,9 @@
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as net from "node:net"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { tempDir } from "../support/tempDirs"
 import { freePort } from "../../src/services/EmbeddedPostgres"
 import { freshDatabaseUrl, holdTableLock, query } from "../support/database"
 import { eventually } from "../support/fakeUpstream"
@@ -39,7 +39,7 @@ const start = async (env: Record<string, string>) => {
   const fullEnv = {
     HOST: "127.0.0.1",
     PORT: String(port),
-    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "ws-bounded-")),
+    DATA_DIR: tempDir("ws-bounded-"),
     ADMIN_TOKEN: adminToken,
     ...env
   }

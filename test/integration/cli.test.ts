@@ -1,7 +1,9 @@
 import { execFile } from "node:child_process"
 import * as path from "node:path"
 import { promisify } from "node:util"
-import { describe, expect, it } from "vitest"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import { afterAll, describe, expect, it } from "vitest"
 import { builtEntry } from "../support/builtService"
 import { call, testAdminToken, useApp } from "../support/testApp"
 
@@ -11,11 +13,11 @@ const root = path.resolve(import.meta.dirname, "../..")
 describe("operator CLI", () => {
   const app = useApp({ BASE_PATH: "/api/public" })
 
-  const cli = async (...args: Array<string>) => {
+  const cliWith = async (env: Record<string, string>, ...args: Array<string>) => {
     try {
       const { stdout } = await run(process.execPath, [...builtEntry("cli"), ...args], {
         cwd: root,
-        env: { PATH: process.env.PATH ?? "", WORKSPACE_API_URL: app.current.url, ADMIN_TOKEN: testAdminToken }
+        env: { PATH: process.env.PATH ?? "", WORKSPACE_API_URL: app.current.url, ADMIN_TOKEN: testAdminToken, ...env }
       })
       return { code: 0, stdout, stderr: "" }
     } catch (error) {
@@ -23,6 +25,7 @@ describe("operator CLI", () => {
       return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr }
     }
   }
+  const cli = (...args: Array<string>) => cliWith({}, ...args)
 
   it("creates a workspace and a key that the API then accepts, lists and revokes", async () => {
     const created = await cli("workspace", "create", "--name", "From CLI", "--settings", '{"anonymizeUsers":true}')
@@ -92,4 +95,68 @@ describe("operator CLI", () => {
     expect(unknown.code).toBe(1)
     expect(unknown.stderr).toContain("usage:")
   }, 60_000)
+
+  describe("when the call goes astray, says in one line what went wrong and what to check", () => {
+    /** Something else than the service on a loopback port: answers every request with `answer`. */
+    const servers: Array<http.Server> = []
+    const otherServer = async (answer: (response: http.ServerResponse) => void): Promise<string> => {
+      const server = http.createServer((_request, response) => answer(response))
+      servers.push(server)
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    }
+    afterAll(async () => {
+      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))))
+    })
+    const closedPort = async (): Promise<string> => {
+      const url = await otherServer(() => {})
+      await new Promise((resolve) => servers.pop()!.close(resolve))
+      return url
+    }
+
+    const checkUrl = "check WORKSPACE_API_URL: the service's address with its BASE_PATH"
+    const cases: ReadonlyArray<readonly [what: string, env: () => Promise<Record<string, string>>, line: RegExp]> = [
+      ["nothing listens there", async () => ({ WORKSPACE_API_URL: await closedPort() }), /^cannot reach http:\/\/127\.0\.0\.1:\d+: connection refused \(is the service running there\?\); check WORKSPACE_API_URL/],
+      ["the URL lacks BASE_PATH", async () => ({ WORKSPACE_API_URL: app.current.origin }), /^404: No endpoint GET \/admin\/workspaces\. — check WORKSPACE_API_URL/],
+      ["the token is wrong", async () => ({ ADMIN_TOKEN: "not-the-admin-token-at-all" }), /^401: .* — check ADMIN_TOKEN \(default: adminToken in DATA_DIR\/secrets\.json/],
+      [
+        "an HTML page answers",
+        async () => ({ WORKSPACE_API_URL: await otherServer((r) => r.writeHead(200, { "content-type": "text/html" }).end("<html></html>")) }),
+        /^GET http:\/\/127\.0\.0\.1:\d+\/admin\/workspaces answered 200 text\/html, not the service's JSON: check WORKSPACE_API_URL/
+      ],
+      [
+        "an empty 404 answers",
+        async () => ({ WORKSPACE_API_URL: await otherServer((r) => r.writeHead(404).end()) }),
+        /answered 404 without a content type, not the service's JSON: check WORKSPACE_API_URL/
+      ],
+      [
+        "JSON of another shape answers",
+        async () => ({ WORKSPACE_API_URL: await otherServer((r) => r.writeHead(200, { "content-type": "application/json" }).end('{"hello":"world"}')) }),
+        /^http:\/\/127\.0\.0\.1:\d+ answered JSON that is not the admin API's answer: check WORKSPACE_API_URL/
+      ],
+      ["the URL is not one", async () => ({ WORKSPACE_API_URL: "localhost 8080" }), /^localhost 8080\/admin\/workspaces is not a URL: check WORKSPACE_API_URL/]
+    ]
+
+    for (const [what, env, line] of cases) {
+      it(what, async () => {
+        const result = await cliWith(await env(), "workspace", "list")
+        expect(result.code).toBe(1)
+        expect(result.stdout).toBe("")
+        const lines = result.stderr.trim().split("\n")
+        expect(lines).toEqual([expect.stringMatching(line)])
+        if (what !== "the token is wrong") expect(lines[0]).toContain(checkUrl)
+      }, 30_000)
+    }
+
+    it("the seed and export commands (their own calls) say it the same way", async () => {
+      const html = await otherServer((r) => r.writeHead(502, { "content-type": "text/html" }).end("<html>Bad gateway</html>"))
+      const seeded = await cliWith({ WORKSPACE_API_URL: html }, "seed", "00000000-0000-0000-0000-000000000000", "--events", "5", "--days", "1")
+      expect(seeded.code).toBe(1)
+      expect(seeded.stderr.trim().split("\n").at(-1)).toMatch(/^POST http:.*\/events answered 502 text\/html, not the service's JSON: check WORKSPACE_API_URL/)
+      const exported = await cliWith({}, "export", "users", "--key", "wsk_notakey", "--from", "2026-01-01", "--to", "2026-01-02")
+      expect(exported.code).toBe(1)
+      expect(exported.stderr.trim().split("\n").at(-1)).toMatch(/^401: .* — check the key \(--key or WORKSPACE_API_KEY\)/)
+    }, 30_000)
+  })
 })
+

@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
-import * as os from "node:os"
 import * as path from "node:path"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
+import { tempDir } from "../support/tempDirs"
 import { freePort, portFileOf } from "../../src/services/EmbeddedPostgres"
 import { waitForOk } from "../support/serviceProcess"
 
@@ -80,7 +80,7 @@ const embeddedPort = (stdout: string): number | undefined => {
 
 describe("Ctrl-C on npm start", () => {
   it("stops cleanly every time, PostgreSQL included, and the embedded PostgreSQL keeps its port", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-ctrl-c-"))
+    const dataDir = tempDir("ws-ctrl-c-")
     dataDirs.push(dataDir)
     const port = String(await Effect.runPromise(freePort))
     const env = { DATA_DIR: dataDir, PORT: port, HOST: "127.0.0.1", ADMIN_TOKEN: "ctrl-c-admin-token-0123456789" }
@@ -107,7 +107,7 @@ describe("Ctrl-C on npm start", () => {
   }, 300_000)
 
   it("gives up a kept port another program took (saying so), and refuses a chosen port that is taken", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-pg-port-"))
+    const dataDir = tempDir("ws-pg-port-")
     dataDirs.push(dataDir)
     const port = String(await Effect.runPromise(freePort))
     const env = { DATA_DIR: dataDir, PORT: port, HOST: "127.0.0.1", ADMIN_TOKEN: "ctrl-c-admin-token-0123456789" }

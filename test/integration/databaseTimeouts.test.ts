@@ -1,11 +1,9 @@
 import { Effect } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { freePort } from "../../src/services/EmbeddedPostgres"
 import { freshDatabaseUrl, holdTableLock } from "../support/database"
 import { type ServiceProcess, spawnService, waitForOk } from "../support/serviceProcess"
+import { tempDir } from "../support/tempDirs"
 
 const adminToken = "timeouts-admin-token-0123456789"
 const running: Array<ServiceProcess> = []
@@ -25,7 +23,7 @@ describe("timeouts toward the database", () => {
     const service = spawnService({
       HOST: "127.0.0.1",
       PORT: String(port),
-      DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "ws-db-timeouts-")),
+      DATA_DIR: tempDir("ws-db-timeouts-"),
       DATABASE_URL: databaseUrl,
       ADMIN_TOKEN: adminToken,
       DATABASE_STATEMENT_TIMEOUT_MS: "4000",

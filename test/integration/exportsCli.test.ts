@@ -1,11 +1,11 @@
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { promisify } from "node:util"
 import { describe, expect, it } from "vitest"
 import { builtEntry } from "../support/builtService"
 import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/testApp"
+import { tempDir } from "../support/tempDirs"
 
 const run = promisify(execFile)
 const root = path.resolve(import.meta.dirname, "../..")
@@ -41,7 +41,7 @@ describe("CLI seed and export", () => {
     const again = JSON.parse((await cli(...seedArgs)).stdout) as { accepted: number; duplicates: number }
     expect(again).toMatchObject({ accepted: 0, duplicates: summary.events })
 
-    const output = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "cli-export-")), "users.csv")
+    const output = path.join(tempDir("cli-export-"), "users.csv")
     const exported = await cli(
       "export", "users", "--workspace", workspace.id, "--from", "2026-03-02", "--to", "2026-03-23", "--timezone", "Europe/Berlin", "--output", output
     )

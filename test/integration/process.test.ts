@@ -1,11 +1,11 @@
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { freePort } from "../../src/services/EmbeddedPostgres"
 import { Effect } from "effect"
 import { spawnService, waitForOk } from "../support/serviceProcess"
+import { tempDir } from "../support/tempDirs"
 
 const postgresRunningIn = (directory: string): boolean => {
   const processes = execFileSync("ps", ["-eo", "args"], { encoding: "utf8" })
@@ -24,7 +24,7 @@ describe("the service process", () => {
       [{ HOST: "" }, /^Invalid configuration: HOST: Expected a host name or IP address/],
       [{ PUBLIC_URL: "https://api.example.com/?x=1" }, /^Invalid configuration: PUBLIC_URL: Expected .* without \?query or #fragment/]
     ] as const) {
-      const service = spawnService({ ...env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "ws-bad-config-")) })
+      const service = spawnService({ ...env, DATA_DIR: tempDir("ws-bad-config-") })
       expect(await service.exited, JSON.stringify(env)).toBe(1)
       const lines = service.output().stderr.trim().split("\n").filter((line) => !line.startsWith("npm warn"))
       expect(lines, JSON.stringify(env)).toHaveLength(1)
@@ -33,7 +33,7 @@ describe("the service process", () => {
   }, 300_000)
 
   it("runs on embedded PostgreSQL, shuts down cleanly on SIGTERM and keeps every row across a restart", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-embedded-"))
+    const dataDir = tempDir("ws-embedded-")
     const port = String(await Effect.runPromise(freePort))
     const env = { DATA_DIR: dataDir, PORT: port, HOST: "127.0.0.1" }
     const base = `http://127.0.0.1:${port}`
@@ -73,7 +73,7 @@ describe("the service process", () => {
   }, 300_000)
 
   it("finishes in-flight requests on SIGTERM before exiting", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-drain-"))
+    const dataDir = tempDir("ws-drain-")
     const port = String(await Effect.runPromise(freePort))
     const base = `http://127.0.0.1:${port}`
     const admin = { authorization: "Bearer drain-admin-token-123456", "content-type": "application/json" }

@@ -1,8 +1,6 @@
 import { Effect } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { tempDir } from "../support/tempDirs"
 import { freePort } from "../../src/services/EmbeddedPostgres"
 import { freshDatabaseUrl } from "../support/database"
 import { type ServiceProcess, spawnService, waitForOk } from "../support/serviceProcess"
@@ -128,7 +126,7 @@ const startService = async (): Promise<Service> => {
   const port = String(await Effect.runPromise(freePort))
   const base = `http://127.0.0.1:${port}`
   const running = spawnService({
-    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "ws-upstream-faults-")),
+    DATA_DIR: tempDir("ws-upstream-faults-"),
     PORT: port,
     HOST: "127.0.0.1",
     ADMIN_TOKEN: adminToken,

@@ -1,11 +1,11 @@
 import { Effect } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { freePort } from "../../src/services/EmbeddedPostgres"
 import { freshDatabaseUrl, holdTableLock, query } from "../support/database"
 import { type ServiceProcess, spawnService, waitForOk } from "../support/serviceProcess"
+import { tempDir } from "../support/tempDirs"
 
 /**
  * The usage ledger against the service's own process dying: killed (SIGKILL) or stopped (SIGTERM)
@@ -26,7 +26,7 @@ const prepare = async (): Promise<Service> => {
   const port = String(await Effect.runPromise(freePort))
   const databaseUrl = await freshDatabaseUrl()
   const env = {
-    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "ws-durability-")),
+    DATA_DIR: tempDir("ws-durability-"),
     PORT: port,
     HOST: "127.0.0.1",
     ADMIN_TOKEN: adminToken,

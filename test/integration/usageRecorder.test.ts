@@ -2,7 +2,6 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Logger, Redacted } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { runMigrations } from "../../src/services/Migrations"
@@ -12,6 +11,7 @@ import { UsageLedger } from "../../src/services/UsageLedger/index"
 import { type ApiRequestRecord, UsageRecorder, type UsageRecorderOptions } from "../../src/services/UsageRecorder"
 import { freshDatabaseUrl } from "../support/database"
 import { requestRecord } from "../support/requestRecord"
+import { tempDir } from "../support/tempDirs"
 
 const record = (i: number, workspaceId: string, fields: Partial<ApiRequestRecord> = {}): ApiRequestRecord =>
   requestRecord({ workspaceId, inputTokens: i, outputTokens: 2 * i, requestId: `req_${i}`, ...fields })
@@ -28,7 +28,7 @@ const setup = async () => {
       return row!.id
     }).pipe(Effect.provide(Pg), Effect.scoped)
   )
-  const journalDir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-journal-"))
+  const journalDir = tempDir("ws-journal-")
   return { Pg, workspaceId, journalDir }
 }
 

@@ -1,17 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Option, Stream, TestClock } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { ExportStorage } from "../../src/services/ExportStorage/index"
 import { makeLocalExportStorage, sweepExpiredExports } from "../../src/services/ExportStorage/local"
 import { makeMemoryExportStorage } from "../../src/services/ExportStorage/memory"
+import { tempDir } from "../support/tempDirs"
 
 const filePath = "users-usage/6f1c2b3a-0000-4000-8000-000000000001/users-usage-20260105-20260112-v1-abc123.csv"
 const key = Buffer.from("a local storage test key 0123456")
 
 const localStorage = () => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), "export-storage-test-"))
+  const root = tempDir("export-storage-test-")
   return { root, storage: makeLocalExportStorage({ root, linkBase: "http://files.example/base", linkTtlSeconds: 600, linkKey: key }) }
 }
 

@@ -6,7 +6,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Layer, Option, Redacted, Schema, Stream } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { UsageEvent } from "../../src/api/schemas/events"
 import { type AppConfigShape, AppConfig } from "../../src/config"
@@ -21,6 +20,7 @@ import { SigningSecret } from "../../src/services/SigningSecret"
 import { UsageLedger } from "../../src/services/UsageLedger/index"
 import { Workspaces } from "../../src/services/Workspaces"
 import { message, workflowRun } from "../support/usage"
+import { tempDir } from "../support/tempDirs"
 
 const SECRET = "a fixed signing secret for the export tests"
 
@@ -141,5 +141,5 @@ describe("ExportService on memory layers", () => {
       expect(fs.readFileSync(path.join(dataDir, "exports", outcome.filePath), "utf8").split("\r\n")[1]).toBe(
         `${DAY},w1,Nightly,1,1,0,1.0000,1500,1500,1500,1500,0`
       )
-    }).pipe(Effect.provide(exportsOn(ExportStorage.local, { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "export-service-test-")) })), Effect.scoped))
+    }).pipe(Effect.provide(exportsOn(ExportStorage.local, { dataDir: tempDir("export-service-test-") })), Effect.scoped))
 })

@@ -1,12 +1,12 @@
 import { Effect, Logger, Option, Schedule } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { type JournalHealth, UsageJournal } from "../../src/services/UsageJournal"
 import { canMakeReadOnly, canMount, fullDisk, makeReadOnly } from "../support/refusingDisk"
+import { tempDir } from "../support/tempDirs"
 
-const fresh = () => fs.mkdtempSync(path.join(os.tmpdir(), "ws-journal-unit-"))
+const fresh = () => tempDir("ws-journal-unit-")
 const files = (dir: string) => fs.readdirSync(dir).filter((name) => name.endsWith(".jsonl")).sort()
 const run = <A>(dir: string, body: Effect.Effect<A, never, UsageJournal>, segmentBytes = 1_000_000) =>
   Effect.runPromise(

@@ -5,8 +5,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Logger, Schedule, Scope } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
+import { tempDir } from "../support/tempDirs"
 import { Metrics } from "../../src/services/Metrics"
 import { UsageJournal } from "../../src/services/UsageJournal"
 import { StorageFailure } from "../../src/services/StorageFailure"
@@ -17,7 +17,7 @@ import { canMakeReadOnly, makeReadOnly } from "../support/refusingDisk"
 import { requestRecord } from "../support/requestRecord"
 
 const WORKSPACE = "6f1c2b3a-0000-4000-8000-000000000001"
-const fresh = () => fs.mkdtempSync(path.join(os.tmpdir(), "ws-recorder-journal-"))
+const fresh = () => tempDir("ws-recorder-journal-")
 const segmentLines = (dir: string) =>
   fs.readdirSync(dir).filter((name) => name.endsWith(".jsonl")).flatMap((name) =>
     fs.readFileSync(path.join(dir, name), "utf8").split("\n").filter((line) => line.length > 0)

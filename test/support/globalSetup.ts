@@ -39,6 +39,55 @@ const startCluster = (scope: Scope.Scope) =>
   }).pipe(Scope.extend(scope))
 
 /**
+ * The run's own temporary folder, made TMPDIR for the test files (vitest's workers are started after the
+ * set-up and inherit it): every folder a test makes under os.tmpdir() lands there, so the end of the run
+ * finds what a test left behind without mistaking another run's folders (runs share /tmp) for this one's.
+ * Passable by every user like /tmp, for the embedded PostgreSQL's postgres user. None when it cannot be made.
+ */
+const useRunTempDir = (): { readonly dir: string; readonly previous: string | undefined } | undefined => {
+  try {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "workspace-api-test-run-"))
+    fs.chmodSync(dir, 0o1777)
+    const previous = process.env.TMPDIR
+    process.env.TMPDIR = dir
+    return { dir, previous }
+  } catch {
+    return undefined
+  }
+}
+
+/** Kept on purpose under the temporary folder: the embedded PostgreSQL's copy of its binaries (src/services/EmbeddedPostgres.ts). */
+const keptByDesign = (name: string): boolean => name.startsWith("workspace-api-postgres-bin-")
+
+/**
+ * Once every test file has run: what is left in the run's temporary folder is a test that does not clean up
+ * (test/support/tempDirs.ts removes what tempDir() made). It is named on stderr, the folder removed, and
+ * the run fails, so that the leak is fixed rather than piling up in /tmp. A folder something is still
+ * mounted on (an embedded cluster's binding) is left alone and named.
+ */
+const checkRunTempDir = (run: ReturnType<typeof useRunTempDir>) => {
+  if (run === undefined) return
+  if (run.previous === undefined) delete process.env.TMPDIR
+  else process.env.TMPDIR = run.previous
+  const left = fs.readdirSync(run.dir).filter((name) => !keptByDesign(name))
+  const mounted = fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n").some((line) => (line.split(" ")[4] ?? "").startsWith(`${run.dir}/`))
+  if (!mounted) fs.rmSync(run.dir, { recursive: true, force: true, maxRetries: 3 })
+  if (left.length === 0 && !mounted) return
+  const byPrefix = new Map<string, number>()
+  for (const name of left) {
+    const prefix = name.replace(/[A-Za-z0-9]{6}$/, "")
+    byPrefix.set(prefix, (byPrefix.get(prefix) ?? 0) + 1)
+  }
+  const line = mounted
+    ? `tests left a mount under ${run.dir} (left in place): ${left.join(", ")}`
+    : `tests left temporary folders behind (removed now; make them with tempDir() of test/support/tempDirs.ts): ${
+      [...byPrefix].map(([prefix, count]) => `${prefix}* ×${count}`).join(", ")
+    }`
+  process.stderr.write(`${line}\n`)
+  throw new Error(line)
+}
+
+/**
  * Builds dist/ (the tests that spawn the service or the CLI run the built files, as `npm start` does), then
  * provides one PostgreSQL server for the whole run: DATABASE_URL when set, else an embedded throw-away cluster.
  * Vitest reports an error thrown here with nothing but its RUN banner and exit status 1, so a
@@ -54,7 +103,8 @@ export default async function setup(project: Pick<TestProject, "provide">) {
   const fromEnv = process.env.DATABASE_URL
   if (fromEnv) {
     project.provide("adminDatabaseUrl", fromEnv)
-    return
+    const run = useRunTempDir()
+    return () => checkRunTempDir(run)
   }
   const scope = Effect.runSync(Scope.make())
   const started = await Effect.runPromiseExit(startCluster(scope))
@@ -65,7 +115,10 @@ export default async function setup(project: Pick<TestProject, "provide">) {
     throw new Error(line)
   }
   project.provide("adminDatabaseUrl", Redacted.value(started.value.url))
+  // After the shared cluster started (it stays in the machine's temporary folder, with its own clean-up).
+  const run = useRunTempDir()
   return async () => {
     await Effect.runPromise(Scope.close(scope, Exit.void))
+    checkRunTempDir(run)
   }
 }

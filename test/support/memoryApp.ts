@@ -1,7 +1,4 @@
 import { Clock, ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { appWith } from "../../src/appLayer"
 import { AppConfig } from "../../src/config"
 import { downloadUrl, signDownload } from "../../src/domain/signedUrl"
@@ -23,6 +20,7 @@ import { Workspaces } from "../../src/services/Workspaces"
 import { afterAll, beforeAll } from "vitest"
 import { testAdminToken } from "./testApp"
 import { ProviderKeys } from "../../src/services/ProviderKeys"
+import { removeTempDir, tempDir } from "./tempDirs"
 
 /** The server secret of the in-memory app: links in its exports are signed with it. */
 export const memorySigningSecret = "memory-app-signing-secret-0123456789abcdef"
@@ -92,14 +90,17 @@ export const startMemoryApp = async <Replaced = never>(
     readonly overrides?: Layer.Layer<Replaced>
     /** false: every request answered by the HttpApi app, as `AppWithoutLaneLive`. */
     readonly forwardingLane?: boolean
+    /** The minimum log level (default: none); Info lets the access lines through to stdout. */
+    readonly logLevel?: LogLevel.LogLevel
   } = {}
 ): Promise<MemoryApp> => {
   const port = await Effect.runPromise(freePort)
+  // Nothing is written there (no journal, exports in memory); the configuration wants a folder.
+  const ownDataDir = env.DATA_DIR === undefined ? tempDir("workspace-api-memory-") : undefined
   const fullEnv: Record<string, string> = {
     HOST: "127.0.0.1",
     PORT: String(port),
-    // Nothing is written there (no journal, exports in memory); the configuration wants a folder.
-    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "workspace-api-memory-")),
+    ...(ownDataDir === undefined ? {} : { DATA_DIR: ownDataDir }),
     ADMIN_TOKEN: testAdminToken,
     ...env
   }
@@ -109,7 +110,7 @@ export const startMemoryApp = async <Replaced = never>(
   const layer = appWith(options.forwardingLane === false ? ForwardingLane.none : ForwardingLane.layer, stores).pipe(
     Layer.provide(AppConfig.layer),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(fullEnv))))),
-    Layer.provide(Logger.minimumLogLevel(LogLevel.None))
+    Layer.provide(Logger.minimumLogLevel(options.logLevel ?? LogLevel.None))
   )
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
   const origin = `http://127.0.0.1:${port}`
@@ -120,7 +121,7 @@ export const startMemoryApp = async <Replaced = never>(
     usage: Effect.runSync(Effect.provide(MemoryUsage, context)),
     stop: async () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))
-      fs.rmSync(fullEnv.DATA_DIR!, { recursive: true, force: true })
+      if (ownDataDir !== undefined) removeTempDir(ownDataDir)
     }
   }
 }

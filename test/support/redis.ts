@@ -1,9 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { Effect } from "effect"
 import { freePort } from "../../src/services/EmbeddedPostgres"
+import { tempDir } from "./tempDirs"
 
 export interface RedisServer {
   readonly url: string
@@ -13,10 +11,10 @@ export interface RedisServer {
   readonly start: () => Promise<void>
 }
 
-/** A real redis-server on a free loopback port (installed by .ci/run from Debian's packages). */
+/** A real redis-server on a free loopback port (`npm test` installs it when missing: scripts/testPrerequisites.mjs). */
 export const startRedis = async (): Promise<RedisServer> => {
   const port = await Effect.runPromise(freePort)
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-redis-"))
+  const dir = tempDir("ws-redis-")
   let child: ChildProcess | undefined
   const start = async () => {
     child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], {

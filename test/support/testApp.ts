@@ -1,12 +1,10 @@
 import { ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import { AppLive, AppWithoutLaneLive } from "../../src/appLayer"
 import { AppConfig } from "../../src/config"
 import { freePort } from "../../src/services/EmbeddedPostgres"
 import { freshDatabaseUrl } from "./database"
+import { removeTempDir, tempDir } from "./tempDirs"
 
 export const testAdminToken = "test-admin-token-0123456789"
 
@@ -25,10 +23,12 @@ export const startApp = async (
   options: { readonly forwardingLane?: boolean } = {}
 ): Promise<RunningApp> => {
   const port = await Effect.runPromise(freePort)
+  // Removed when the app stops (else with the test file's other folders): a file may start many apps.
+  const ownDataDir = env.DATA_DIR === undefined ? tempDir("workspace-api-test-data-") : undefined
   const fullEnv: Record<string, string> = {
     HOST: "127.0.0.1",
     PORT: String(port),
-    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "workspace-api-test-data-")),
+    ...(ownDataDir === undefined ? {} : { DATA_DIR: ownDataDir }),
     DATABASE_URL: env.DATABASE_URL ?? (await freshDatabaseUrl()),
     ADMIN_TOKEN: testAdminToken,
     ...env
@@ -45,7 +45,10 @@ export const startApp = async (
     url: `${origin}${fullEnv.BASE_PATH ?? ""}`,
     origin,
     env: fullEnv,
-    stop: () => Effect.runPromise(Scope.close(scope, Exit.void))
+    stop: async () => {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      if (ownDataDir !== undefined) removeTempDir(ownDataDir)
+    }
   }
 }
 

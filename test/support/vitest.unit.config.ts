@@ -5,6 +5,8 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // Every test file's tempDir() folders are removed once it has run.
+    setupFiles: ["test/support/tempDirs.setup.ts"],
     exclude: ["test/integration/**", "test/console/**", "node_modules/**"],
     testTimeout: 30_000
   }

@@ -6,7 +6,9 @@
  * - `conversationId` on message events: feeds the `conversations` columns of the users and
  *   assistants exports (messages without it are not counted as conversations);
  * - `feature` on message events (already in DESIGN.md): feeds `features_used`.
- * `null` is accepted for every optional field and means absent. Unknown properties are ignored.
+ * `null` is accepted for every optional field and means absent. Unknown properties of an event are ignored
+ * (events are the platform's records, which may grow fields this service does not know yet); an unknown key
+ * beside `events` is refused, as in every admin body.
  *
  * A batch is all or nothing: `validateEventBatch` reports the FIRST bad event with its index and the
  * offending field path (`events[17].occurredAt`), and then nothing of the batch may be written.
@@ -182,10 +184,22 @@ const validateEvent = (event: unknown, index: number): Either.Either<UsageEvent,
  * is reported with `index: null` and `field: "events"`.
  */
 export const validateEventBatch = (body: unknown): Either.Either<IngestEventsPayload, InvalidEventBatch> => {
-  const events = isRecord(body) ? body.events : undefined
-  if (!Array.isArray(events)) {
+  if (!isRecord(body) || !Array.isArray(body.events)) {
     return Either.left(
       new InvalidEventBatch({ index: null, field: "events", message: "the body must be { events: [...] }" })
+    )
+  }
+  const events: ReadonlyArray<unknown> = body.events
+  // The envelope is the admin API's own and refuses an unknown key like every admin body; the events
+  // inside are another system's records and keep their unknown properties ignored (see the top).
+  const unknown = Object.keys(body).filter((key) => key !== "events")
+  if (unknown.length > 0) {
+    return Either.left(
+      new InvalidEventBatch({
+        index: null,
+        field: unknown[0]!,
+        message: `Unknown parameter${unknown.length > 1 ? "s" : ""}: ${unknown.map((key) => `'${key}'`).join(", ")} (expected events).`
+      })
     )
   }
   if (events.length > MAX_EVENTS_PER_BATCH) {

@@ -7,6 +7,7 @@
  */
 import { Schema } from "effect"
 import { nonEmptyString } from "./common"
+import { strictParse } from "../../domain/workspaceSettings"
 
 export const UsageExportDataType = Schema.Literal("assistants", "users", "workflows", "projects", "models")
 export type UsageExportDataType = typeof UsageExportDataType.Type
@@ -24,6 +25,8 @@ export const UsageExportRequest = Schema.Struct({
   to: datePoint("to")
 }).annotations({ identifier: "UsageExportRequest" })
 export type UsageExportRequest = typeof UsageExportRequest.Type
+/** The same request as the admin API and the console take it: an unknown field is refused (strictParse). */
+export const StrictUsageExportRequest = UsageExportRequest.annotations(strictParse)
 export type DatePointRequest = UsageExportRequest["from"]
 
 export const UsageExportResult = Schema.Struct({
