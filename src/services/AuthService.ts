@@ -105,11 +105,16 @@ export class AuthService extends Context.Tag("AuthService")<AuthService, {
         if (Option.isNone(found) || !sameHash(found.value.keyHash, hash)) return refuse("unknown", scope, counted, address)
         const key = found.value
         if (key.revoked) return refuse("revoked", scope, counted, address)
-        if (!key.scopes.includes(scope)) return Effect.fail(authFailure("scope", scope))
-        return Effect.clockWith((clock) => {
-          lastUsed.set(key.keyId, new Date(clock.unsafeCurrentTimeMillis()))
-          return Effect.succeed({ keyId: key.keyId, scopes: key.scopes, workspace: key.workspace })
-        })
+        // Valid after all (made on another instance a moment ago): the failure counted before the lookup goes back.
+        const valid = counted ? throttle.releaseFailure("api_key", address) : Effect.void
+        if (!key.scopes.includes(scope)) return Effect.zipRight(valid, Effect.fail(authFailure("scope", scope)))
+        return Effect.zipRight(
+          valid,
+          Effect.clockWith((clock) => {
+            lastUsed.set(key.keyId, new Date(clock.unsafeCurrentTimeMillis()))
+            return Effect.succeed({ keyId: key.keyId, scopes: key.scopes, workspace: key.workspace })
+          })
+        )
       }
 
       return {

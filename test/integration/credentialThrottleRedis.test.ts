@@ -45,6 +45,17 @@ describe("CredentialThrottle (Redis): one count for every instance", () => {
       yield* there.reserveFailure("admin_token", address)
     }).pipe(Effect.provide(twoInstances())))
 
+  it.live("a failure given back on one instance makes room on the other (a valid key it did not know yet)", () =>
+    Effect.gen(function*() {
+      const here = yield* CredentialThrottle
+      const there = yield* Other
+      const address = freshAddress()
+      for (let i = 0; i < limits.limit; i++) yield* here.reserveFailure("api_key", address)
+      yield* there.releaseFailure("api_key", address)
+      yield* here.reserveFailure("api_key", address)
+      expect((yield* Effect.flip(there.reserveFailure("api_key", address)))._tag).toBe("CredentialsThrottled")
+    }).pipe(Effect.provide(twoInstances())))
+
   it.live("counts in this instance alone while Redis does not answer, and together again once it does", () =>
     Effect.gen(function*() {
       const here = yield* CredentialThrottle

@@ -39,6 +39,18 @@ describe("CredentialThrottle (in memory)", () => {
       yield* throttle.reserveFailure("api_key", "203.0.113.7")
     }).pipe(Effect.provide(CredentialThrottle.memory(limits))))
 
+  it.effect("a failure given back (the credential proved valid) leaves room for one more", () =>
+    Effect.gen(function*() {
+      const throttle = yield* CredentialThrottle
+      yield* throttle.reserveFailure("api_key", "203.0.113.7")
+      yield* throttle.releaseFailure("api_key", "203.0.113.7")
+      expect(yield* allowedFrom("api_key", Array(10).fill("203.0.113.7"))).toBe(3)
+      // Nothing left to give back goes below zero.
+      yield* throttle.releaseFailure("api_key", "198.51.100.1")
+      yield* throttle.releaseFailure("api_key", "198.51.100.1")
+      expect(yield* allowedFrom("api_key", Array(10).fill("198.51.100.1"))).toBe(3)
+    }).pipe(Effect.provide(CredentialThrottle.memory(limits))))
+
   it.effect("counts API keys and admin tokens apart", () =>
     Effect.gen(function*() {
       expect(yield* allowedFrom("api_key", Array(10).fill("203.0.113.7"))).toBe(3)

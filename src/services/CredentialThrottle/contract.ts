@@ -32,4 +32,6 @@ export class FailureStoreUnavailable extends Data.TaggedClass("FailureStoreUnava
  */
 export interface FailureStore {
   readonly add: (counts: ReadonlyArray<FailureCount>, windowMs: number) => Effect.Effect<FailureTally, FailureStoreUnavailable>
+  /** Takes back one failure `add` counted in each of these counts (the credential proved valid after all). */
+  readonly remove: (counts: ReadonlyArray<FailureCount>) => Effect.Effect<void, FailureStoreUnavailable>
 }

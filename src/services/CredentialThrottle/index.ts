@@ -30,6 +30,12 @@ export class CredentialThrottle extends Context.Tag("CredentialThrottle")<Creden
    * is then refused without a lookup.
    */
   readonly reserveFailure: (kind: CredentialKind, address: string | undefined) => Effect.Effect<void, CredentialsThrottled>
+  /**
+   * Gives back a failure `reserveFailure` counted for a credential that proved valid after all (a key made
+   * on another instance a moment ago, not yet among this instance's valid ones): a valid credential is
+   * never a failure. Best effort: a store that does not answer keeps the count until its window ends.
+   */
+  readonly releaseFailure: (kind: CredentialKind, address: string | undefined) => Effect.Effect<void>
 }>() {
   /** Counted in this process: right for one instance. */
   static readonly memory = (settings: ThrottleSettings) =>
@@ -108,6 +114,10 @@ const makeThrottle = (settings: ThrottleSettings, store: FailureStore): Credenti
   }
 
   return {
+    releaseFailure: (kind, address = "unknown") => {
+      const counts = countsOf(settings, kind, address)
+      return store.remove(counts).pipe(Effect.catchAll(() => alone.remove(counts)), Effect.ignore)
+    },
     reserveFailure: (kind, address = "unknown") =>
       Effect.clockWith((clock) => {
         const now = clock.unsafeCurrentTimeMillis()

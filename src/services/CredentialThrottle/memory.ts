@@ -46,6 +46,13 @@ export const makeMemoryFailureStore = (capacity = 100_000): FailureStore => {
           return window.failures
         })
         return Effect.succeed({ waitMs: 0, failures })
+      }),
+    remove: (counts) =>
+      Effect.sync(() => {
+        for (const { key } of counts) {
+          const window = windows.get(key)
+          if (window !== undefined && window.failures > 0) window.failures -= 1
+        }
       })
   }
 }

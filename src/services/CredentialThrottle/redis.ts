@@ -37,18 +37,35 @@ for i = 1, count do reply[i + 1] = tostring(failures[i]) end
 return reply
 `
 
-type WithScript = Redis & { addFailure: (count: number, ...args: Array<string | number>) => Promise<Array<string>> }
+/** Takes one failure back from each count that still has one (a window that ended has nothing to give back). */
+const removeScript = `
+for i = 1, #KEYS do
+  if tonumber(redis.call('GET', KEYS[i]) or '0') > 0 then redis.call('DECR', KEYS[i]) end
+end
+return 0
+`
+
+type WithScript = Redis & {
+  addFailure: (count: number, ...args: Array<string | number>) => Promise<Array<string>>
+  removeFailure: (count: number, ...keys: Array<string>) => Promise<number>
+}
 
 /** Failures counted in Redis, shared by every instance of the service. */
 export const makeRedisFailureStore = (options: RedisConnectionOptions): Effect.Effect<FailureStore, never, Scope.Scope> =>
   Effect.gen(function*() {
     const redis = yield* connectRedis(options, "failed credentials")
     redis.defineCommand("addFailure", { lua: script })
+    redis.defineCommand("removeFailure", { lua: removeScript })
     return {
       add: (counts, windowMs) =>
         Effect.tryPromise({
           try: () => (redis as WithScript).addFailure(counts.length, ...counts.map((c) => c.key), windowMs, ...counts.map((c) => c.limit)),
           catch: (cause) => new FailureStoreUnavailable({ cause })
-        }).pipe(Effect.map((reply) => ({ waitMs: Number(reply[0]), failures: reply.slice(1).map(Number) })))
+        }).pipe(Effect.map((reply) => ({ waitMs: Number(reply[0]), failures: reply.slice(1).map(Number) }))),
+      remove: (counts) =>
+        Effect.tryPromise({
+          try: () => (redis as WithScript).removeFailure(counts.length, ...counts.map((c) => c.key)),
+          catch: (cause) => new FailureStoreUnavailable({ cause })
+        }).pipe(Effect.asVoid)
     }
   })
