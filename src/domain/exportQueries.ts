@@ -24,9 +24,12 @@
  * costs 0 and has an empty provider. Workflow runs have no cost.
  *
  * Each count query returns one row `{ row_count: number }`: the number of rows the rows query would
- * return (capped at 2^31 - 1), for the 1,000,000-row rule decided before any file is written. It also
- * reads the zone once, so a zone this server does not know is an error (SQLSTATE 22023) even in a
- * range without events.
+ * return, for the 1,000,000-row rule decided before any file is written, counted only as far as the
+ * rule needs: a walk over the local days from the first to the last event in range, counting each
+ * day's rows (one index range scan per day), that stops as soon as the sum passes `$5`, the limit.
+ * So it is exact up to the limit and `limit + 1` beyond it, and refusing a range far over the limit
+ * costs the days up to the limit, never a count of the whole range. It also reads the zone once, so
+ * a zone this server does not know is an error (SQLSTATE 22023) even in a range without events.
  */
 import type { ExportKind } from "./exportLayouts"
 
@@ -111,8 +114,44 @@ const pricesCte = `prices AS (
   ORDER BY model
 )`
 
-const countOf = (groups: string): string =>
-  `SELECT least(count(*), 2147483647)::integer AS row_count FROM (\n${groups}\n) AS export_rows`
+/** The local day the count's walk (below) counts next: a local midnight, as a timestamp without zone. */
+const NEXT_DAY = "(w.day + interval '1 day')"
+
+/**
+ * Rows of `source` in range on the local day NEXT_DAY. The time bounds are the day's instants widened by
+ * more than any offset change, for the index; the local day itself is then matched exactly, with the very
+ * expression the rows query groups by.
+ */
+const onNextDay = (alias: string, source: TimeSource): string =>
+  `${alias}.workspace_id = $1::uuid
+    AND ${alias}.${source.time} >= greatest(${FROM}, (${NEXT_DAY} AT TIME ZONE ${ZONE}) - interval '3 hours')
+    AND ${alias}.${source.time} < least(${TO}, ((${NEXT_DAY} + interval '1 day') AT TIME ZONE ${ZONE}) + interval '3 hours')
+    AND ${localDay(alias, source)} = ${NEXT_DAY}`
+
+/** `(SELECT count(*) …)` of the groups an inner query gives, as a scalar expression. */
+const countRows = (groups: string): string => `(SELECT count(*) FROM (\n  ${groups}\n  ) AS day_rows)`
+
+/**
+ * The count query: walks the local days from the first to the last event in range (as the rows query's
+ * `days` does), adding each day's rows (`dayRows`, an expression over NEXT_DAY), and stops at the first
+ * day the sum passes $5 (the row limit). Returns the sum, or $5 + 1 for anything over the limit.
+ */
+const countOf = (sources: ReadonlyArray<TimeSource>, dayRows: string): string => {
+  const first = sources.map((source) => boundary("min", source)).join(", ")
+  const last = sources.map((source) => boundary("max", source)).join(", ")
+  return `WITH RECURSIVE span AS (
+  SELECT date_trunc('day', least(${first}) AT TIME ZONE ${ZONE}) AS first_day,
+         date_trunc('day', greatest(${last}) AT TIME ZONE ${ZONE}) AS last_day
+),
+walk (day, total) AS (
+  SELECT first_day - interval '1 day', 0::bigint FROM span WHERE first_day IS NOT NULL
+  UNION ALL
+  SELECT ${NEXT_DAY}, w.total + ${dayRows}
+  FROM walk w, span
+  WHERE w.day < span.last_day AND w.total <= $5::bigint
+)
+SELECT least(coalesce(max(total), 0), $5::bigint + 1)::integer AS row_count FROM walk`
+}
 
 // ---------------------------------------------------------------------------------------------
 // users
@@ -147,9 +186,10 @@ JOIN days ON days.day = g.day
 JOIN workspace_users u ON u.id = g.user_ref
 ORDER BY g.day, g.user_ref`
 
-const usersCount = countOf(`  SELECT 1 FROM message_events e
-  WHERE ${inRange("e", MESSAGES)}
-  GROUP BY ${localDay("e", MESSAGES)}, e.user_ref`)
+const usersCount = countOf(
+  [MESSAGES],
+  countRows(`SELECT 1 FROM message_events e WHERE ${onNextDay("e", MESSAGES)} GROUP BY e.user_ref`)
+)
 
 // ---------------------------------------------------------------------------------------------
 // assistants
@@ -175,9 +215,12 @@ JOIN days ON days.day = g.day
 JOIN workspace_assistants a ON a.id = g.assistant_ref
 ORDER BY g.day, g.assistant_ref`
 
-const assistantsCount = countOf(`  SELECT 1 FROM message_events e
-  WHERE ${inRange("e", MESSAGES)} AND e.assistant_ref IS NOT NULL
-  GROUP BY ${localDay("e", MESSAGES)}, e.assistant_ref`)
+const assistantsCount = countOf(
+  [MESSAGES],
+  countRows(`SELECT 1 FROM message_events e
+    WHERE ${onNextDay("e", MESSAGES)} AND e.assistant_ref IS NOT NULL
+    GROUP BY e.assistant_ref`)
+)
 
 // ---------------------------------------------------------------------------------------------
 // workflows (a run belongs to the local day it started)
@@ -216,9 +259,10 @@ JOIN days ON days.day = g.day
 JOIN workspace_workflows w ON w.id = g.workflow_ref
 ORDER BY g.day, g.workflow_ref`
 
-const workflowsCount = countOf(`  SELECT 1 FROM workflow_runs r
-  WHERE ${inRange("r", RUNS)}
-  GROUP BY ${localDay("r", RUNS)}, r.workflow_ref`)
+const workflowsCount = countOf(
+  [RUNS],
+  countRows(`SELECT 1 FROM workflow_runs r WHERE ${onNextDay("r", RUNS)} GROUP BY r.workflow_ref`)
+)
 
 // ---------------------------------------------------------------------------------------------
 // projects (messages and workflow runs in a project)
@@ -263,11 +307,14 @@ JOIN days ON days.day = g.day
 JOIN workspace_projects p ON p.id = g.project_ref
 ORDER BY g.day, g.project_ref`
 
-const projectsCount = countOf(`  SELECT ${localDay("e", MESSAGES)} AS day, e.project_ref FROM message_events e
-  WHERE ${inRange("e", MESSAGES)} AND e.project_ref IS NOT NULL
-  UNION
-  SELECT ${localDay("r", RUNS)}, r.project_ref FROM workflow_runs r
-  WHERE ${inRange("r", RUNS)} AND r.project_ref IS NOT NULL`)
+const projectsCount = countOf(
+  [MESSAGES, RUNS],
+  countRows(`SELECT e.project_ref FROM message_events e
+    WHERE ${onNextDay("e", MESSAGES)} AND e.project_ref IS NOT NULL
+    UNION
+    SELECT r.project_ref FROM workflow_runs r
+    WHERE ${onNextDay("r", RUNS)} AND r.project_ref IS NOT NULL`)
+)
 
 // ---------------------------------------------------------------------------------------------
 // models (platform messages priced from the catalog, plus forwarded API requests)
@@ -309,12 +356,11 @@ FROM g
 JOIN days ON days.day = g.day
 ORDER BY g.day, g.source COLLATE "C", g.model COLLATE "C", g.provider COLLATE "C", g.region COLLATE "C", g.byok COLLATE "C"`
 
-const modelsCount = `SELECT least(
-  (SELECT count(*) FROM (SELECT 1 FROM message_events e WHERE ${inRange("e", MESSAGES)}
-                         GROUP BY ${localDay("e", MESSAGES)}, e.model) AS platform_rows)
-  + (SELECT count(*) FROM (SELECT 1 FROM api_requests a WHERE ${inRange("a", API)}
-                           GROUP BY ${localDay("a", API)}, a.model, a.provider, a.region, a.byok) AS api_rows),
-  2147483647)::integer AS row_count`
+const modelsCount = countOf(
+  [MESSAGES, API],
+  `${countRows(`SELECT 1 FROM message_events e WHERE ${onNextDay("e", MESSAGES)} GROUP BY e.model`)}
+    + ${countRows(`SELECT 1 FROM api_requests a WHERE ${onNextDay("a", API)} GROUP BY a.model, a.provider, a.region, a.byok`)}`
+)
 
 // ---------------------------------------------------------------------------------------------
 
@@ -350,8 +396,14 @@ export const exportRowsStatement = (kind: ExportKind, input: ExportQueryInput): 
 // queries read the zone per event): a one-time filter, evaluated once before the count.
 const ZONE_CHECK = `(now() AT TIME ZONE ${ZONE}) IS NOT NULL`
 
-/** The count query of an export (one row, `row_count`), with its parameters ($1..$4). */
-export const exportCountStatement = (kind: ExportKind, input: ExportQueryInput): SqlStatement => ({
+/** The count parameter's ceiling: the answer, `maxRows + 1` at most, must fit the `integer` it is read as. */
+const MAX_COUNTED_ROWS = 2_147_483_646
+
+/**
+ * The count query of an export (one row, `row_count`), with its parameters ($1..$4, and $5 the row
+ * limit): the exact number of rows up to `maxRows`, `maxRows + 1` for any number beyond it.
+ */
+export const exportCountStatement = (kind: ExportKind, input: ExportQueryInput, maxRows: number): SqlStatement => ({
   text: `SELECT row_count FROM (\n${exportSql[kind].count}\n) AS counted WHERE ${ZONE_CHECK}`,
-  params: rangeParams(input)
+  params: [...rangeParams(input), String(Math.min(Math.max(Math.floor(maxRows), 0), MAX_COUNTED_ROWS))]
 })

@@ -126,7 +126,7 @@ const answers = (workspaceId: string, keys: ReadonlyArray<string>) =>
       for (const [w, window] of windows.entries()) {
         const input: ExportQueryInput = { workspaceId, from: window.from, to: window.to, zone, catalog }
         for (const kind of EXPORT_KINDS) {
-          const read = yield* Effect.scoped(Effect.flatMap(ledger.readExport(kind, input), (r) =>
+          const read = yield* Effect.scoped(Effect.flatMap(ledger.readExport(kind, input, { maxRows: 1_000_000 }), (r) =>
             Effect.map(Stream.runCollect(r.rows), (batches) => ({
               total: r.total,
               csv: Chunk.toReadonlyArray(batches).map((b) => encodeValueRows(b, exportLayouts[kind as ExportKind])).join("")

@@ -51,9 +51,12 @@ export class ZoneUnknownToStore extends Data.TaggedError("ZoneUnknownToStore")<{
 export type ValueRow = ReadonlyArray<unknown>
 
 export interface ExportRead {
-  /** The number of rows `rows` gives, known before the first is read (same snapshot). */
+  /**
+   * The number of rows `rows` gives, known before the first is read (same snapshot), counted only up to
+   * the read's `maxRows`: `maxRows + 1` stands for "more than maxRows".
+   */
   readonly total: number
-  /** The rows in file order, in batches. */
+  /** The rows in file order, in batches; none when `total` is 0 or over `maxRows` (nothing is read then). */
   readonly rows: Stream.Stream<ReadonlyArray<ValueRow>, ZoneUnknownToStore | StorageFailure>
 }
 
@@ -98,10 +101,13 @@ export interface UsageLedgerShape {
   /**
    * The rows of one export over [from, to), one per entity and local day of the zone, with their
    * count; both read at one point in time, whatever is written meanwhile. Open while the scope is.
+   * The count stops past `maxRows` (the export's row limit): a refusal costs no full count, and its
+   * rows are never read.
    */
   readonly readExport: (
     kind: ExportKind,
-    input: ExportQueryInput
+    input: ExportQueryInput,
+    limits: { readonly maxRows: number }
   ) => Effect.Effect<ExportRead, ZoneUnknownToStore | StorageFailure, Scope.Scope>
   readonly recordExportRun: (run: ExportRunEntry) => Effect.Effect<void, StorageFailure>
   /** The workspace's export runs whose links still live, newest link first. */

@@ -146,9 +146,10 @@ export const makeMemoryLedger = (store: MemoryUsageStore): UsageLedgerShape => {
         }
       }),
 
-    readExport: (kind, input) =>
+    readExport: (kind, input, { maxRows }) =>
       Effect.sync(() => {
         const rows = memoryExportRows(store.workspaces.get(input.workspaceId), kind, input)
+        if (rows.length > maxRows) return { total: maxRows + 1, rows: Stream.empty }
         const batches: Array<ReadonlyArray<ValueRow>> = []
         for (let i = 0; i < rows.length; i += BATCH_ROWS) batches.push(rows.slice(i, i + BATCH_ROWS))
         return { total: rows.length, rows: Stream.fromIterable(batches) }

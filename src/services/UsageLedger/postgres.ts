@@ -123,10 +123,11 @@ export const makePostgresLedger = (sql: SqlClient.SqlClient): UsageLedgerShape =
       VALUES (${row.recordId}::uuid, ${row.workspaceId}, ${line}, ${reason})
       ON CONFLICT (record_id) DO NOTHING`.pipe(Effect.asVoid, Effect.mapError(storageFailure))
 
-  const readExport: UsageLedgerShape["readExport"] = (kind, input) => {
+  const readExport: UsageLedgerShape["readExport"] = (kind, input, { maxRows }) => {
     const failure = (error: SqlError.SqlError) =>
       isUnknownZone(error, input.zone) ? new ZoneUnknownToStore({ zone: input.zone }) : storageFailure(error)
-    return openExportRead(sql, { rows: exportRowsStatement(kind, input), count: exportCountStatement(kind, input) }).pipe(
+    const statements = { rows: exportRowsStatement(kind, input), count: exportCountStatement(kind, input, maxRows) }
+    return openExportRead(sql, statements, maxRows).pipe(
       Effect.map(({ rows, total }) => ({ total, rows: Stream.mapError(rows, failure) })),
       Effect.mapError(failure)
     )
