@@ -1,8 +1,11 @@
 /**
  * The SQL of the five usage exports. The aggregation happens in PostgreSQL: each rows query returns
  * exactly the CSV rows of its layout (`exportLayouts`), in file order, with snake_case column names
- * equal to the layout's column names (run them WITHOUT result-name transforms). The TypeScript side
- * only applies the privacy rules and CSV-encodes.
+ * equal to the layout's column names (run them WITHOUT result-name transforms). The same query in its
+ * CSV form (`exportCsvStatement`) returns each row as its finished CSV line, encoded by PostgreSQL as
+ * `domain/csv` encodes (sql/0017): what an export without privacy rules to apply writes as it is, so
+ * that the service parses one text a row instead of every cell (a quarter of the CPU, measured). The
+ * TypeScript side applies the privacy rules to the rows of the other exports and CSV-encodes them.
  *
  * Parameters (node-postgres `$n`, all passed as strings):
  *   $1 workspace id (uuid)   $2 from instant   $3 to instant   (ISO 8601, the range is [from, to))
@@ -31,7 +34,7 @@
  * costs the days up to the limit, never a count of the whole range. It also reads the zone once, so
  * a zone this server does not know is an error (SQLSTATE 22023) even in a range without events.
  */
-import type { ExportKind } from "./exportLayouts"
+import { type ExportKind, exportLayouts } from "./exportLayouts"
 
 /** A catalog price: USD per million tokens. Models must be unique (otherwise an arbitrary one of the duplicates is used). */
 export interface CatalogPrice {
@@ -156,7 +159,7 @@ SELECT least(coalesce(max(total), 0), $5::bigint + 1)::integer AS row_count FROM
 // ---------------------------------------------------------------------------------------------
 // users
 
-const usersRows = `WITH ${daysCte([MESSAGES])},
+const usersRows = (select: string) => `WITH ${daysCte([MESSAGES])},
 g AS (
   SELECT ${localDay("e", MESSAGES)} AS day,
          e.user_ref,
@@ -177,14 +180,17 @@ g AS (
   WHERE ${inRange("e", MESSAGES)}
   GROUP BY 1, 2
 )
-SELECT days.period_start, days.period_end,
-       u.external_id AS user_id, u.email AS user_email, u.name AS user_name,
-       g.messages, g.conversations, g.assistants_used, g.projects_used, g.features_used, g.models_used,
-       g.active_hours, g.first_active_hour, g.last_active_hour, g.input_tokens, g.output_tokens
+SELECT ${select}
 FROM g
 JOIN days ON days.day = g.day
 JOIN workspace_users u ON u.id = g.user_ref
 ORDER BY g.day, g.user_ref`
+
+const usersColumns = [
+  "days.period_start", "days.period_end", "u.external_id", "u.email", "u.name",
+  "g.messages", "g.conversations", "g.assistants_used", "g.projects_used", "g.features_used", "g.models_used",
+  "g.active_hours", "g.first_active_hour", "g.last_active_hour", "g.input_tokens", "g.output_tokens"
+]
 
 const usersCount = countOf(
   [MESSAGES],
@@ -194,7 +200,7 @@ const usersCount = countOf(
 // ---------------------------------------------------------------------------------------------
 // assistants
 
-const assistantsRows = `WITH ${daysCte([MESSAGES])},
+const assistantsRows = (select: string) => `WITH ${daysCte([MESSAGES])},
 g AS (
   SELECT ${localDay("e", MESSAGES)} AS day,
          e.assistant_ref,
@@ -207,13 +213,16 @@ g AS (
   WHERE ${inRange("e", MESSAGES)} AND e.assistant_ref IS NOT NULL
   GROUP BY 1, 2
 )
-SELECT days.period_start, days.period_end,
-       a.external_id AS assistant_id, a.name AS assistant_name,
-       g.messages, g.active_users, g.conversations, g.input_tokens, g.output_tokens
+SELECT ${select}
 FROM g
 JOIN days ON days.day = g.day
 JOIN workspace_assistants a ON a.id = g.assistant_ref
 ORDER BY g.day, g.assistant_ref`
+
+const assistantsColumns = [
+  "days.period_start", "days.period_end", "a.external_id", "a.name",
+  "g.messages", "g.active_users", "g.conversations", "g.input_tokens", "g.output_tokens"
+]
 
 const assistantsCount = countOf(
   [MESSAGES],
@@ -225,7 +234,7 @@ const assistantsCount = countOf(
 // ---------------------------------------------------------------------------------------------
 // workflows (a run belongs to the local day it started)
 
-const workflowsRows = `WITH ${daysCte([RUNS])},
+const workflowsRows = (select: string) => `WITH ${daysCte([RUNS])},
 runs AS (
   SELECT ${localDay("r", RUNS)} AS day,
          r.workflow_ref,
@@ -250,14 +259,17 @@ g AS (
   FROM runs
   GROUP BY 1, 2
 )
-SELECT days.period_start, days.period_end,
-       w.external_id AS workflow_id, w.name AS workflow_name,
-       g.executions, g.succeeded, g.failed, g.success_rate,
-       g.duration_min_ms, g.duration_avg_ms, g.duration_p95_ms, g.duration_max_ms, g.active_users
+SELECT ${select}
 FROM g
 JOIN days ON days.day = g.day
 JOIN workspace_workflows w ON w.id = g.workflow_ref
 ORDER BY g.day, g.workflow_ref`
+
+const workflowsColumns = [
+  "days.period_start", "days.period_end", "w.external_id", "w.name",
+  "g.executions", "g.succeeded", "g.failed", "g.success_rate",
+  "g.duration_min_ms", "g.duration_avg_ms", "g.duration_p95_ms", "g.duration_max_ms", "g.active_users"
+]
 
 const workflowsCount = countOf(
   [RUNS],
@@ -267,7 +279,7 @@ const workflowsCount = countOf(
 // ---------------------------------------------------------------------------------------------
 // projects (messages and workflow runs in a project)
 
-const projectsRows = `WITH ${daysCte([MESSAGES, RUNS])},
+const projectsRows = (select: string) => `WITH ${daysCte([MESSAGES, RUNS])},
 ${pricesCte},
 activity AS (
   SELECT ${localDay("e", MESSAGES)} AS day,
@@ -299,13 +311,16 @@ g AS (
   FROM activity
   GROUP BY 1, 2
 )
-SELECT days.period_start, days.period_end,
-       p.external_id AS project_id, p.name AS project_name,
-       g.messages, g.workflow_runs, g.involved_users, g.input_tokens, g.output_tokens, g.cost_usd
+SELECT ${select}
 FROM g
 JOIN days ON days.day = g.day
 JOIN workspace_projects p ON p.id = g.project_ref
 ORDER BY g.day, g.project_ref`
+
+const projectsColumns = [
+  "days.period_start", "days.period_end", "p.external_id", "p.name",
+  "g.messages", "g.workflow_runs", "g.involved_users", "g.input_tokens", "g.output_tokens", "g.cost_usd"
+]
 
 const projectsCount = countOf(
   [MESSAGES, RUNS],
@@ -319,7 +334,7 @@ const projectsCount = countOf(
 // ---------------------------------------------------------------------------------------------
 // models (platform messages priced from the catalog, plus forwarded API requests)
 
-const modelsRows = `WITH ${daysCte([MESSAGES, API])},
+const modelsRows = (select: string) => `WITH ${daysCte([MESSAGES, API])},
 ${pricesCte},
 platform_tokens AS (
   SELECT ${localDay("e", MESSAGES)} AS day,
@@ -349,12 +364,15 @@ g AS (
   WHERE ${inRange("a", API)}
   GROUP BY 1, 3, 4, 5, a.byok
 )
-SELECT days.period_start, days.period_end,
-       g.source, g.model, g.provider, g.region,
-       g.requests, g.failed_requests, g.input_tokens, g.output_tokens, g.cost_usd, g.latency_avg_ms, g.byok
+SELECT ${select}
 FROM g
 JOIN days ON days.day = g.day
 ORDER BY g.day, g.source COLLATE "C", g.model COLLATE "C", g.provider COLLATE "C", g.region COLLATE "C", g.byok COLLATE "C"`
+
+const modelsColumns = [
+  "days.period_start", "days.period_end", "g.source", "g.model", "g.provider", "g.region",
+  "g.requests", "g.failed_requests", "g.input_tokens", "g.output_tokens", "g.cost_usd", "g.latency_avg_ms", "g.byok"
+]
 
 const modelsCount = countOf(
   [MESSAGES, API],
@@ -365,19 +383,41 @@ const modelsCount = countOf(
 // ---------------------------------------------------------------------------------------------
 
 interface ExportSql {
-  readonly rows: string
+  /** The rows query with the given SELECT list. */
+  readonly rows: (select: string) => string
+  /** The expressions of the output columns, in the layout's column order. */
+  readonly columns: ReadonlyArray<string>
   readonly count: string
   /** Whether the rows query reads the catalog parameter `$5`. */
   readonly rowsUseCatalog: boolean
 }
 
-export const exportSql: { readonly [K in ExportKind]: ExportSql } = {
-  users: { rows: usersRows, count: usersCount, rowsUseCatalog: false },
-  assistants: { rows: assistantsRows, count: assistantsCount, rowsUseCatalog: false },
-  workflows: { rows: workflowsRows, count: workflowsCount, rowsUseCatalog: false },
-  projects: { rows: projectsRows, count: projectsCount, rowsUseCatalog: true },
-  models: { rows: modelsRows, count: modelsCount, rowsUseCatalog: true }
+const exportSql: { readonly [K in ExportKind]: ExportSql } = {
+  users: { rows: usersRows, columns: usersColumns, count: usersCount, rowsUseCatalog: false },
+  assistants: { rows: assistantsRows, columns: assistantsColumns, count: assistantsCount, rowsUseCatalog: false },
+  workflows: { rows: workflowsRows, columns: workflowsColumns, count: workflowsCount, rowsUseCatalog: false },
+  projects: { rows: projectsRows, columns: projectsColumns, count: projectsCount, rowsUseCatalog: true },
+  models: { rows: modelsRows, columns: modelsColumns, count: modelsCount, rowsUseCatalog: true }
 }
+
+/** The SELECT list of the rows: each expression named as its layout column. */
+const valuesSelect = (kind: ExportKind): string =>
+  exportSql[kind].columns.map((expression, i) => `${expression} AS ${exportLayouts[kind].columns[i]!.name}`).join(",\n       ")
+
+/**
+ * The SELECT list of the CSV lines: one text column, `line`, the row's CSV line without its line end, its
+ * cells encoded in PostgreSQL exactly as `domain/csv` encodes them (numbers as PostgreSQL prints them,
+ * text and timestamps through `usage_csv_text`, sql/0017).
+ */
+const csvSelect = (kind: ExportKind): string =>
+  exportLayouts[kind].columns
+    .map((column, i) => {
+      const expression = exportSql[kind].columns[i]!
+      return column.kind === "integer" || column.kind === "decimal"
+        ? `coalesce((${expression})::text, '')`
+        : `usage_csv_text((${expression})::text)`
+    })
+    .join(" || ',' || ") + " AS line"
 
 const rangeParams = (input: ExportQueryInput): ReadonlyArray<string> => [
   input.workspaceId,
@@ -386,10 +426,22 @@ const rangeParams = (input: ExportQueryInput): ReadonlyArray<string> => [
   input.zone
 ]
 
+const rowsParams = (kind: ExportKind, input: ExportQueryInput): ReadonlyArray<string> =>
+  exportSql[kind].rowsUseCatalog ? [...rangeParams(input), catalogParam(input.catalog)] : rangeParams(input)
+
 /** The rows query of an export with its parameters, ready for `sql.unsafe(text, params)`. */
 export const exportRowsStatement = (kind: ExportKind, input: ExportQueryInput): SqlStatement => ({
-  text: exportSql[kind].rows,
-  params: exportSql[kind].rowsUseCatalog ? [...rangeParams(input), catalogParam(input.catalog)] : rangeParams(input)
+  text: exportSql[kind].rows(valuesSelect(kind)),
+  params: rowsParams(kind, input)
+})
+
+/**
+ * The same rows as CSV lines (one text column `line` per row, in file order): what the export file holds,
+ * made by PostgreSQL, so that the service only joins lines instead of parsing and encoding every cell.
+ */
+export const exportCsvStatement = (kind: ExportKind, input: ExportQueryInput): SqlStatement => ({
+  text: exportSql[kind].rows(csvSelect(kind)),
+  params: rowsParams(kind, input)
 })
 
 // A zone PostgreSQL does not know fails every export, not only those with events in range (the

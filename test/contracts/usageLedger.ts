@@ -58,6 +58,17 @@ const exportLines = (kind: ExportKind, input: ExportQueryInput, maxRows = 1_000_
     })
   )
 
+/** The same read as CSV lines made by the ledger (readExportCsv): on PostgreSQL, encoded by the database. */
+const exportCsvLines = (kind: ExportKind, input: ExportQueryInput, maxRows = 1_000_000) =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const ledger = yield* UsageLedger
+      const read = yield* ledger.readExportCsv(kind, input, { maxRows })
+      const batches = Chunk.toReadonlyArray(yield* Stream.runCollect(read.lines))
+      return { total: read.total, lines: batches.flat() }
+    })
+  )
+
 const ann = { id: "u1", email: "ann@example.com", name: "Ann" }
 const bob = { id: "u2", name: "=Bob" }
 const helper = { id: "a1", name: "Helper, the" }
@@ -287,6 +298,8 @@ export const usageLedgerContract = <E>(name: string, backing: Layer.Layer<UsageL
             const read = yield* exportLines(kind, { ...BERLIN, workspaceId: workspace })
             expect(read.lines).toEqual(expectedLines[kind])
             expect(read.total).toBe(expectedLines[kind].length)
+            // The same lines when the ledger encodes them.
+            expect(yield* exportCsvLines(kind, { ...BERLIN, workspaceId: workspace })).toEqual(read)
             expect(encodeHeader(exportLayouts[kind]).split(",")).toHaveLength(exportLayouts[kind].columns.length)
           }))
       }
@@ -325,6 +338,8 @@ export const usageLedgerContract = <E>(name: string, backing: Layer.Layer<UsageL
             // One over it: the limit + 1, nothing read.
             expect(yield* exportLines(kind, input, rows - 1), kind).toEqual({ total: rows, lines: [] })
             expect(yield* exportLines(kind, input, 1), kind).toEqual({ total: 2, lines: [] })
+            expect(yield* exportCsvLines(kind, input, rows), kind).toEqual({ total: rows, lines: expectedLines[kind] })
+            expect(yield* exportCsvLines(kind, input, rows - 1), kind).toEqual({ total: rows, lines: [] })
           }
         }))
 

@@ -1,11 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { CSV_LINE_END } from "../../src/domain/csv"
 import { exportLayouts } from "../../src/domain/exportLayouts"
 import { encodeInSlices } from "../../src/services/ExportService/encodeInSlices"
 import { encodeValueRows } from "../../src/services/ExportService/valueRows"
+import type { ValueRow } from "../../src/services/UsageLedger/index"
 
 const layout = exportLayouts.assistants
-const rows = Array.from({ length: 1_000 }, (_, i) => [
+const rows: ReadonlyArray<ValueRow> = Array.from({ length: 1_000 }, (_, i) => [
   "2026-01-05T00:00:00+01:00",
   "2026-01-06T00:00:00+01:00",
   `a${i}`,
@@ -16,15 +18,17 @@ const rows = Array.from({ length: 1_000 }, (_, i) => [
   10 * i,
   20 * i
 ])
+const line = (row: ValueRow) => encodeValueRows([row], layout).slice(0, -CSV_LINE_END.length)
 
 describe("encodeInSlices", () => {
-  it.effect("gives the text of encoding the batch in one piece, whatever the slice budget", () =>
+  it.effect("gives the lines of encoding the batch in one piece, whatever the slice budget", () =>
     Effect.gen(function*() {
       const whole = encodeValueRows(rows, layout)
       for (const budgetMs of [0, 2, 1_000]) {
-        expect(yield* encodeInSlices(rows, (slice) => encodeValueRows(slice, layout), budgetMs)).toBe(whole)
+        const lines = yield* encodeInSlices(rows, line, budgetMs)
+        expect(lines.join(CSV_LINE_END) + CSV_LINE_END).toBe(whole)
       }
-      expect(yield* encodeInSlices([], (slice) => encodeValueRows(slice, layout))).toBe("")
+      expect(yield* encodeInSlices([], line)).toEqual([])
     }))
 
   it.live("lets the event loop run other work between slices of one batch", () =>
@@ -32,25 +36,26 @@ describe("encodeInSlices", () => {
       const events: Array<string> = []
       // Other I/O waiting its turn when the batch starts.
       setImmediate(() => events.push("other work"))
-      let slices = 0
-      yield* encodeInSlices(rows, (slice) => {
-        slices += 1
-        events.push(`slice ${slices}`)
-        return encodeValueRows(slice, layout)
+      let encoded = 0
+      yield* encodeInSlices(rows, (row) => {
+        encoded += 1
+        if (encoded % 64 === 1) events.push(`slice from row ${encoded}`)
+        return line(row)
       }, 0)
-      // A budget of 0 ms: a turn after every slice of 64 rows; the other work ran after the first.
-      expect(slices).toBe(Math.ceil(rows.length / 64))
-      expect(events.slice(0, 2)).toEqual(["slice 1", "other work"])
+      // A budget of 0 ms: a turn after every 64 rows; the other work ran right after the first slice.
+      expect(events.filter((event) => event.startsWith("slice"))).toHaveLength(Math.ceil(rows.length / 64))
+      expect(events.slice(0, 3)).toEqual(["slice from row 1", "other work", "slice from row 65"])
     }))
 
   it.live("gives no turn within a batch that is encoded within its budget", () =>
     Effect.gen(function*() {
       const events: Array<string> = []
       setImmediate(() => events.push("other work"))
-      yield* encodeInSlices(rows.slice(0, 200), (slice) => {
-        events.push(`${slice.length} rows`)
-        return encodeValueRows(slice, layout)
+      const lines = yield* encodeInSlices(rows.slice(0, 200), (row) => {
+        events.push("row")
+        return line(row)
       }, 60_000)
-      expect(events).toEqual(["64 rows", "64 rows", "64 rows", "8 rows"])
+      expect(lines).toHaveLength(200)
+      expect(events).toEqual(Array.from({ length: 200 }, () => "row"))
     }))
 })

@@ -36,23 +36,26 @@ export const gatedLedger: Layer.Layer<UsageLedger | LedgerGate, never, UsageLedg
       reads.set(workspaceId, fresh)
       return fresh
     }
+    /** A read counted while open, held at its start while its workspace is held. */
+    const gate = <A, E, R>(workspaceId: string, read: Effect.Effect<A, E, R>) =>
+      Effect.gen(function*() {
+        const counted = readsOf(workspaceId)
+        yield* Effect.acquireRelease(
+          Effect.sync(() => {
+            counted.open += 1
+            counted.total += 1
+            counted.most = Math.max(counted.most, counted.open)
+          }),
+          () => Effect.sync(() => void (counted.open -= 1))
+        )
+        const latch = held.get(workspaceId)
+        if (latch !== undefined) yield* latch.await
+        return yield* read
+      })
     const gated = UsageLedger.of({
       ...ledger,
-      readExport: (kind, input, limits) =>
-        Effect.gen(function*() {
-          const counted = readsOf(input.workspaceId)
-          yield* Effect.acquireRelease(
-            Effect.sync(() => {
-              counted.open += 1
-              counted.total += 1
-              counted.most = Math.max(counted.most, counted.open)
-            }),
-            () => Effect.sync(() => void (counted.open -= 1))
-          )
-          const gate = held.get(input.workspaceId)
-          if (gate !== undefined) yield* gate.await
-          return yield* ledger.readExport(kind, input, limits)
-        })
+      readExport: (kind, input, limits) => gate(input.workspaceId, ledger.readExport(kind, input, limits)),
+      readExportCsv: (kind, input, limits) => gate(input.workspaceId, ledger.readExportCsv(kind, input, limits))
     })
     return Context.make(UsageLedger, gated).pipe(Context.add(LedgerGate, {
       hold: (workspaceId) => Effect.map(Effect.makeLatch(false), (gate) => void held.set(workspaceId, gate)),

@@ -1,8 +1,9 @@
 import { Clock, Context, Data, Effect, Either, Exit, Layer, Redacted, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { AppConfig, EXPORTS_PER_INSTANCE } from "../../config"
-import { encodeHeader, encodeRows } from "../../domain/csv"
+import { CSV_LINE_END, encodeHeader, encodeRow } from "../../domain/csv"
 import { type DatePointInput, InvalidDatePoint, resolveDateRange, type ResolvedDateRange } from "../../domain/datePoint"
+import type { ExportQueryInput } from "../../domain/exportQueries"
 import { exportFilePath, type ExportKind, exportLayouts, userIdentifyingColumns } from "../../domain/exportLayouts"
 import { makeUserPseudonymizer, protectUserColumns, userPrivacyMode } from "../../domain/pseudonym"
 import { ExportStorage, type ExportStorageError, type InvalidExportPath } from "../ExportStorage/index"
@@ -10,14 +11,14 @@ import { SigningSecret } from "../SigningSecret"
 import type { StorageFailure } from "../StorageFailure"
 import { type Workspace } from "../../domain/workspace"
 import { ApiKeys } from "../ApiKeys"
-import { UsageLedger, type ValueRow, type ZoneUnknownToStore } from "../UsageLedger/index"
+import { type ExportCsvRead, UsageLedger, type ValueRow, type ZoneUnknownToStore } from "../UsageLedger/index"
 import { ExportPriceCatalog } from "./priceCatalog"
 import { Metrics } from "../Metrics"
 import { spansWhen } from "../traceSpans"
 import { encodeInSlices } from "./encodeInSlices"
 import { ExportQueueTimeout, makeExportSlots } from "./exportSlots"
 import { type ExportRange, makeRefusedRanges } from "./refusedRanges"
-import { encodeValueRows, namedRow } from "./valueRows"
+import { namedRow } from "./valueRows"
 
 export { ExportQueueTimeout } from "./exportSlots"
 
@@ -102,9 +103,11 @@ const uniqueId = (): string =>
  *
  * Exports share the instance fairly: EXPORTS_PER_INSTANCE run at once, at most
  * EXPORT_CONCURRENCY_PER_WORKSPACE of one workspace, the others wait their turn round robin by
- * workspace (`exportSlots`), for EXPORT_QUEUE_TIMEOUT_MS at most. Rows are encoded a slice of a few
- * milliseconds at a time, with a turn of the event loop between slices (`encodeInSlices`). A range
- * found over EXPORT_MAX_ROWS is refused again without a read (`refusedRanges`).
+ * workspace (`exportSlots`), for EXPORT_QUEUE_TIMEOUT_MS at most. The ledger hands over finished CSV
+ * lines (on PostgreSQL, encoded by the database) unless a privacy rule has cells to change; those rows
+ * are encoded here a slice of a few milliseconds at a time, with a turn of the event loop between
+ * slices (`encodeInSlices`). A range found over EXPORT_MAX_ROWS is refused again without a read
+ * (`refusedRanges`).
  */
 export class ExportService extends Context.Tag("ExportService")<ExportService, {
   readonly run: (request: ExportRequest) => Effect.Effect<ExportOutcome, ExportFailure>
@@ -148,7 +151,6 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
       /** The export itself, in a slot: count, rows → CSV → storage, link, run recorded. */
       const write = ({ createdBy, from, kind, range, workspace }: Omit<ExportRequest, "to"> & { readonly range: ResolvedDateRange }) =>
         Effect.gen(function*() {
-          const layout = exportLayouts[kind]
           const input = {
             workspaceId: workspace.id,
             from: range.from.instant,
@@ -157,30 +159,29 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
             catalog: prices
           }
           const failure = readFailure(from.timezone)
-          const read = yield* ledger.readExport(kind, input, { maxRows: exportMaxRows }).pipe(Effect.mapError(failure), span("export.count"))
+          const limits = { maxRows: exportMaxRows }
+          const privacy = userPrivacyMode(workspace.settings)
+          // Lines as the ledger encodes them (on PostgreSQL, the database) unless a privacy rule has cells to change.
+          const asIs = privacy === "clear" || userIdentifyingColumns(kind).length === 0
+          const read = yield* (asIs ? ledger.readExportCsv(kind, input, limits) : readProtected(kind, input, limits, workspace)).pipe(
+            Effect.mapError(failure),
+            span("export.count")
+          )
           // Decided on the count before anything is written.
           if (read.total === 0) return yield* Effect.fail(new ExportNoData({ kind, reason: "no_rows" }))
           if (read.total > exportMaxRows) {
             refused.remember(refusable(workspace, kind, range), yield* Clock.currentTimeMillis)
             return yield* Effect.fail(new ExportTooLarge({ limit: exportMaxRows }))
           }
-
-          const privacy = userPrivacyMode(workspace.settings)
-          const protect = protectUserColumns(layout, privacy, makeUserPseudonymizer(Redacted.value(pseudonymKey), workspace.id))
-          // Rows are named only when a privacy rule has cells to change.
-          const encode = privacy === "clear" || userIdentifyingColumns(kind).length === 0
-            ? (rows: ReadonlyArray<ValueRow>) => encodeValueRows(rows, layout)
-            : (rows: ReadonlyArray<ValueRow>) => encodeRows(rows.map((row) => protect(namedRow(row, layout))), layout)
           let recordCount = 0
-          // One string per fetched batch (per-row pieces would cost more than the encoding itself), encoded
-          // in slices of a few milliseconds with a turn of the event loop between them.
+          // One string per fetched batch: per-row pieces would cost more than the lines themselves.
           const content = Stream.concat(
-            Stream.succeed(encodeHeader(layout)),
-            read.rows.pipe(
+            Stream.succeed(encodeHeader(exportLayouts[kind])),
+            read.lines.pipe(
               Stream.mapError(failure),
-              Stream.mapEffect((rows) => {
-                recordCount += rows.length
-                return encodeInSlices(rows, encode)
+              Stream.map((lines) => {
+                recordCount += lines.length
+                return lines.join(CSV_LINE_END) + CSV_LINE_END
               })
             )
           )
@@ -218,6 +219,18 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
             recordCount,
             dateRange
           }
+        })
+
+      /**
+       * The rows with the workspace's privacy rule applied (pseudonyms, or user columns left empty), encoded by
+       * the service a slice of a few milliseconds at a time, a turn of the event loop between slices.
+       */
+      const readProtected = (kind: ExportKind, input: ExportQueryInput, limits: { readonly maxRows: number }, workspace: Workspace) =>
+        Effect.map(ledger.readExport(kind, input, limits), ({ rows, total }): ExportCsvRead => {
+          const layout = exportLayouts[kind]
+          const protect = protectUserColumns(layout, userPrivacyMode(workspace.settings), makeUserPseudonymizer(Redacted.value(pseudonymKey), workspace.id))
+          const encodeLine = (row: ValueRow) => encodeRow(protect(namedRow(row, layout)), layout).slice(0, -CSV_LINE_END.length)
+          return { total, lines: Stream.mapEffect(rows, (batch) => encodeInSlices(batch, encodeLine)) }
         })
 
       /** The export's duration at /metrics, by kind and outcome (a refusal for no data is an outcome too). */

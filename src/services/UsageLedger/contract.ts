@@ -60,6 +60,16 @@ export interface ExportRead {
   readonly rows: Stream.Stream<ReadonlyArray<ValueRow>, ZoneUnknownToStore | StorageFailure>
 }
 
+export interface ExportCsvRead {
+  /** As `ExportRead.total`. */
+  readonly total: number
+  /**
+   * The rows as CSV data lines of the export's layout (`domain/csv`: the file's lines without their line
+   * ends), in file order, in batches; none when `total` is 0 or over `maxRows`.
+   */
+  readonly lines: Stream.Stream<ReadonlyArray<string>, ZoneUnknownToStore | StorageFailure>
+}
+
 /** Who ran an export: in the console (operator or an email), or an API key. */
 export type ExportCreator = { readonly label: string } | { readonly keyId: string }
 
@@ -109,6 +119,15 @@ export interface UsageLedgerShape {
     input: ExportQueryInput,
     limits: { readonly maxRows: number }
   ) => Effect.Effect<ExportRead, ZoneUnknownToStore | StorageFailure, Scope.Scope>
+  /**
+   * The same read as `readExport`, the rows already CSV lines: what an export without privacy rules to
+   * apply writes as it is (on PostgreSQL the database encodes them: the service's event loop only joins).
+   */
+  readonly readExportCsv: (
+    kind: ExportKind,
+    input: ExportQueryInput,
+    limits: { readonly maxRows: number }
+  ) => Effect.Effect<ExportCsvRead, ZoneUnknownToStore | StorageFailure, Scope.Scope>
   readonly recordExportRun: (run: ExportRunEntry) => Effect.Effect<void, StorageFailure>
   /** The workspace's export runs whose links still live, newest link first. */
   readonly recentExportRuns: (workspaceId: string, limit: number) => Effect.Effect<ReadonlyArray<ExportRun>, StorageFailure>
