@@ -68,6 +68,13 @@ export interface AppConfigShape {
   readonly exportLinkTtlSeconds: number
   /** An export with more rows than this is refused with 400 before anything is written. */
   readonly exportMaxRows: number
+  /** Exports running at once: per instance (fixed, see ExportService) and per workspace, and how long one may wait for a slot. */
+  readonly exportSlots: {
+    /** EXPORT_CONCURRENCY_PER_WORKSPACE: exports of one workspace running at once; more wait their turn. */
+    readonly perWorkspace: number
+    /** EXPORT_QUEUE_TIMEOUT_MS: longest wait for a slot before the export is answered 429 or 503 with `retry-after`. */
+    readonly maxWaitMs: number
+  }
   /** Secret of download-link signatures and user pseudonyms; None: generated once, kept in the database. */
   readonly exportSigningSecret: Option.Option<Redacted.Redacted>
   readonly upstreams: Readonly<Record<UpstreamId, Option.Option<UpstreamSetting>>>
@@ -156,6 +163,12 @@ export interface TracingSettings {
   readonly exportIntervalMs: number
 }
 
+
+/**
+ * Exports running at once per instance. On the PostgreSQL ledger each holds two pooled connections (of 20) while
+ * it reads: the bound keeps the pool from being taken by exports waiting for their second.
+ */
+export const EXPORTS_PER_INSTANCE = 4
 
 const positiveInt = (name: string, fallback: number) =>
   Config.integer(name).pipe(
@@ -394,6 +407,16 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     Config.validate({ message: "Expected at most 604800 (7 days)", validation: (n) => n <= 604_800 })
   ),
   exportMaxRows: positiveInt("EXPORT_MAX_ROWS", 1_000_000),
+  exportSlots: Config.all({
+    perWorkspace: Config.integer("EXPORT_CONCURRENCY_PER_WORKSPACE").pipe(
+      Config.validate({
+        message: `Expected a positive integer, at most ${EXPORTS_PER_INSTANCE} (the exports an instance runs at once)`,
+        validation: (n) => n > 0 && n <= EXPORTS_PER_INSTANCE
+      }),
+      Config.withDefault(2)
+    ),
+    maxWaitMs: positiveInt("EXPORT_QUEUE_TIMEOUT_MS", 60_000)
+  }),
   exportSigningSecret: Config.option(
     Config.string("EXPORT_SIGNING_SECRET").pipe(
       Config.validate({ message: "Expected at least 32 characters", validation: (secret) => secret.length >= 32 }),

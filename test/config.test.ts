@@ -118,3 +118,17 @@ describe("TRUSTED_PROXIES", () => {
     )
   })
 })
+
+describe("export slots", () => {
+  it("run two exports of a workspace at once and wait a minute by default; more than the instance runs is refused", () => {
+    expect(Either.getOrThrow(read({})).exportSlots).toEqual({ perWorkspace: 2, maxWaitMs: 60_000 })
+    expect(Either.getOrThrow(read({ EXPORT_CONCURRENCY_PER_WORKSPACE: "4", EXPORT_QUEUE_TIMEOUT_MS: "500" })).exportSlots).toEqual({
+      perWorkspace: 4,
+      maxWaitMs: 500
+    })
+    expect(errorOf({ EXPORT_CONCURRENCY_PER_WORKSPACE: "5" })).toMatch(
+      /^Invalid configuration: EXPORT_CONCURRENCY_PER_WORKSPACE: Expected a positive integer, at most 4 \(the exports an instance runs at once\)$/
+    )
+    expect(errorOf({ EXPORT_QUEUE_TIMEOUT_MS: "0" })).toMatch(/^Invalid configuration: EXPORT_QUEUE_TIMEOUT_MS: Expected a positive integer/)
+  })
+})

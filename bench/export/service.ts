@@ -28,6 +28,9 @@ export interface ExportAnswer {
 
 export interface BenchService {
   readonly dataDir: string
+  /** http://127.0.0.1:PORT */
+  readonly base: string
+  readonly pid: number
   readonly request: (method: string, route: string, body: unknown, token?: string) => Promise<unknown>
   readonly exportUsers: (key: string, body: unknown) => Promise<ExportAnswer>
   /** Resets the peak RSS (VmHWM) to the current RSS, which it returns in MB. */
@@ -43,10 +46,13 @@ export const startService = async (options: {
   readonly databaseUrl: string
   readonly dataDir: string
   readonly nodeOptions?: string
+  /** Another checkout of the service to run (its own dist/), for before/after figures; default this one. */
+  readonly cwd?: string
+  readonly env?: Readonly<Record<string, string>>
 }): Promise<BenchService> => {
   const port = await freePort()
   const child: ChildProcess = spawn(process.execPath, [...options.command], {
-    cwd: root,
+    cwd: options.cwd ?? root,
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "/root",
@@ -57,7 +63,8 @@ export const startService = async (options: {
       ADMIN_TOKEN: adminToken,
       PRICE_TABLE_FILE: path.join(root, "config/prices.json"),
       LOG_LEVEL: "warning",
-      ...(options.nodeOptions ? { NODE_OPTIONS: options.nodeOptions } : {})
+      ...(options.nodeOptions ? { NODE_OPTIONS: options.nodeOptions } : {}),
+      ...options.env
     },
     stdio: ["ignore", "ignore", "inherit"]
   })
@@ -82,6 +89,8 @@ export const startService = async (options: {
   }
   return {
     dataDir: options.dataDir,
+    base,
+    pid,
     request,
     exportUsers: async (key, body) => (await request("POST", "/export/users", body, key)) as ExportAnswer,
     resetPeakRss: () => {

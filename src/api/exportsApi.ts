@@ -18,7 +18,9 @@ const exportRules = (kind: ExportKind): string =>
       "takes the earlier instant. Local days of the file are cut at midnight of `from.timezone`.",
     "400: bad date point or time zone (`field` names it), `from` not before `to`, or more than 1,000,000 rows " +
       "(EXPORT_MAX_ROWS): narrow the range. 401: missing, invalid or revoked key, or no USAGE_EXPORT_API scope. " +
-      "404: no data in the period.",
+      "404: no data in the period. 429 `too_many_concurrent_exports`: the workspace's own exports held all its slots " +
+      "(EXPORT_CONCURRENCY_PER_WORKSPACE) for EXPORT_QUEUE_TIMEOUT_MS; 503 `exports_busy`: the instance's slots were all " +
+      "taken that long; both with `retry-after`.",
     ...(kind === "workflows" ? ["404 `workflows_not_enabled` when workflows are not enabled in the workspace."] : []),
     ...(kind === "users"
       ? [

@@ -27,7 +27,7 @@ import {
 } from "./consoleViews"
 import { ExportService } from "../services/ExportService/index"
 import { RateLimits } from "../services/RateLimits"
-import { admitWorkspaceExport } from "./exportAdmission"
+import { admitWorkspaceExport, retryAfterQueueTimeout } from "./exportAdmission"
 import { asExportError } from "./exports"
 
 /** The admin API's key view: the console's, without who created it. */
@@ -212,6 +212,7 @@ export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handle
           const workspace = yield* adminErrors(workspaces.get(path.id))
           yield* admitWorkspaceExport(rateLimits, workspace).pipe(Effect.mapError((problem) => new AdminError(problem)))
           const data = yield* exports.run({ kind: path.dataType, workspace, from: payload.from, to: payload.to, createdBy: { label: "operator" } }).pipe(
+            retryAfterQueueTimeout,
             Effect.tapErrorTag("ExportStorageError", (error) => Effect.logError("export storage failed", error.cause)),
             Effect.tapErrorTag("StorageFailure", (error) => Effect.logError("export query failed", error.cause)),
             Effect.mapError((failure) => {

@@ -18,7 +18,7 @@ import { type WorkspaceNotFound, Workspaces } from "../services/Workspaces"
 import { type StorageFailure } from "../services/StorageFailure"
 import { type Workspace } from "../domain/workspace"
 import { providerKeyRefusal } from "./admin"
-import { admitWorkspaceExport } from "./exportAdmission"
+import { admitWorkspaceExport, retryAfterQueueTimeout } from "./exportAdmission"
 import { asExportError } from "./exports"
 import { auditView, clientAddress, invitedView, keyView, memberView, providerKeyWireView, recentExportView } from "./consoleViews"
 import { type CredentialsKeyMissing, ProviderCredentials, type ProviderKeyView } from "../services/ProviderCredentials"
@@ -199,6 +199,7 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
           yield* admitExport(workspace)
           const createdBy = { label: actorLabel(actor) }
           const data = yield* exports.run({ kind: path.dataType, workspace, from: payload.from, to: payload.to, createdBy }).pipe(
+            retryAfterQueueTimeout,
             Effect.tapErrorTag("ExportStorageError", (error) => Effect.logError("export storage failed", error.cause)),
             Effect.tapErrorTag("StorageFailure", (error) => Effect.logError("export query failed", error.cause)),
             Effect.mapError(fromExport)

@@ -3,7 +3,11 @@ import { Effect } from "effect"
 import type { Problem } from "../domain/problem"
 import type { Workspace } from "../domain/workspace"
 import { admissionHeaders, exportsStyle, renderRefusal } from "../providers/render"
+import type { ExportQueueTimeout } from "../services/ExportService/exportSlots"
 import type { RateLimits } from "../services/RateLimits"
+
+/** How soon an export that found no slot is told to try again: exports take seconds to minutes. */
+const QUEUE_RETRY_AFTER_SECONDS = 10
 
 const withHeaders = (headers: Readonly<Record<string, string>>) =>
   HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
@@ -23,3 +27,9 @@ export const admitWorkspaceExport = (rateLimits: RateLimits["Type"], workspace: 
       onSuccess: ({ readings }) => withHeaders(admissionHeaders(exportsStyle, readings))
     })
   )
+
+/** `retry-after` on the answer to an export that waited for a slot in vain (429 or 503, see `asExportError`). */
+export const retryAfterQueueTimeout = <A, E extends { readonly _tag: string }, R>(
+  self: Effect.Effect<A, E | ExportQueueTimeout, R>
+): Effect.Effect<A, E | ExportQueueTimeout, R> =>
+  Effect.tapErrorTag(self, "ExportQueueTimeout", () => withHeaders({ "retry-after": String(QUEUE_RETRY_AFTER_SECONDS) }))

@@ -6,6 +6,7 @@ import type { ExportKind } from "../api/exportsApi"
 import type { UsageExportRequest } from "../api/schemas/usageExport"
 import { CurrentPrincipal } from "../api/security"
 import { type ExportFailure, ExportService } from "../services/ExportService/index"
+import { retryAfterQueueTimeout } from "./exportAdmission"
 
 /** Export failures in the spec's error format. */
 export const asExportError = (failure: ExportFailure): ExportError => {
@@ -16,9 +17,23 @@ export const asExportError = (failure: ExportFailure): ExportError => {
       return new ExportError({
         status: 400,
         code: "export_too_large",
-        message: `The export would have ${failure.rows} rows, more than the limit of ${failure.limit}. ` +
+        message: `The export would have more than ${failure.limit} rows, the limit. ` +
           "Narrow the date range or split the export into smaller ranges."
       })
+    case "ExportQueueTimeout":
+      return failure.heldBy === "workspace"
+        ? new ExportError({
+          status: 429,
+          code: "too_many_concurrent_exports",
+          message: `This workspace already runs ${failure.limit} exports at once, the most it may, and none finished ` +
+            `within ${Math.round(failure.waitedMs / 1000)} s. Retry once one of them has finished.`
+        })
+        : new ExportError({
+          status: 503,
+          code: "exports_busy",
+          message: `The service is running ${failure.limit} exports, the most it runs at once, and none finished ` +
+            `within ${Math.round(failure.waitedMs / 1000)} s. Retry shortly.`
+        })
     case "ExportNoData":
       return failure.reason === "workflows_disabled"
         ? new ExportError({
@@ -43,6 +58,7 @@ const exportOf = (exports: ExportService["Type"], kind: ExportKind) => ({ payloa
   Effect.gen(function*() {
     const { keyId, workspace } = yield* CurrentPrincipal
     const data = yield* exports.run({ kind, workspace, from: payload.from, to: payload.to, createdBy: { keyId } }).pipe(
+      retryAfterQueueTimeout,
       Effect.tapErrorTag("ExportStorageError", (error) => Effect.logError("export storage failed", error.cause)),
       Effect.tapErrorTag("StorageFailure", (error) => Effect.logError("export query failed", error.cause)),
       Effect.mapError(asExportError)

@@ -60,12 +60,21 @@ export interface AuditRecord {
   readonly address: string | null
 }
 
+/** Newest first: later time first, then the higher id (as a number). */
+const newestFirst = (a: AuditRecord, b: AuditRecord): number =>
+  b.at.getTime() - a.at.getTime() || Number(b.id) - Number(a.id)
+
 export interface AuditPage {
   readonly data: ReadonlyArray<AuditRecord>
   readonly nextCursor: string | null
 }
 
-/** Every change by a person or the operator: who, when, from where, what. Newest first. */
+/**
+ * Every change by a person or the operator: who, when, from where, what. Listed newest first: by time,
+ * then by id (a number: rows written in one transaction share their time), a page at a time. The cursor
+ * is the id of the last row of a page, the next page what comes after that row in the same order; a
+ * cursor that names no row of the workspace starts from the newest.
+ */
 export class AuditLog extends Context.Tag("AuditLog")<AuditLog, {
   /** One row per workspace concerned (null: none, e.g. a sign-in by an unknown email). */
   readonly record: (entry: AuditEntry) => Effect.Effect<void, StorageFailure>
@@ -84,14 +93,17 @@ export class AuditLog extends Context.Tag("AuditLog")<AuditLog, {
           FROM jsonb_array_elements_text(${JSON.stringify(entry.workspaceIds.length === 0 ? [null] : entry.workspaceIds)}::jsonb) AS j(w0),
                LATERAL (SELECT w0::uuid AS w) AS ids`).pipe(Effect.asVoid),
       list: (workspaceId, { action, cursor, limit }) => {
-        // The cursor is the id of the last row of the previous page.
-        const before = cursor !== undefined && /^\d{1,18}$/.test(cursor) ? cursor : null
+        const after = cursor !== undefined && /^\d{1,18}$/.test(cursor) ? cursor : null
+        // Ordered by the table's columns (a.at, a.id), not by the text id the rows are read as.
         return orStorageFailure(sql<{ id: string; at: Date; actor: string; action: string; target: string | null; address: string | null }>`
-          SELECT id::text, at, actor, action, target, address FROM audit_log
-          WHERE workspace_id = ${workspaceId}
-            ${before === null ? sql`` : sql`AND id < ${before}::bigint`}
-            ${action === undefined ? sql`` : sql`AND action = ${action}`}
-          ORDER BY id DESC LIMIT ${limit + 1}`).pipe(
+          WITH last_seen AS (
+            SELECT at, id FROM audit_log WHERE workspace_id = ${workspaceId} AND id = ${after}::bigint
+          )
+          SELECT a.id::text AS id, a.at, a.actor, a.action, a.target, a.address FROM audit_log a
+          WHERE a.workspace_id = ${workspaceId}
+            AND (NOT EXISTS (SELECT 1 FROM last_seen) OR (a.at, a.id) < (SELECT at, id FROM last_seen))
+            ${action === undefined ? sql`` : sql`AND a.action = ${action}`}
+          ORDER BY a.at DESC, a.id DESC LIMIT ${limit + 1}`).pipe(
           Effect.map((rows) => ({
             data: rows.slice(0, limit),
             nextCursor: rows.length > limit ? rows[limit - 1]!.id : null
@@ -101,7 +113,7 @@ export class AuditLog extends Context.Tag("AuditLog")<AuditLog, {
     }))
   )
 
-  /** For tests and the in-memory app: rows in a Ref, numbered in order as the table's bigserial numbers them. */
+  /** For tests and the in-memory app: rows in a Ref, numbered in order as the table's identity numbers them. */
   static readonly memory = Layer.effect(
     AuditLog,
     Effect.map(Ref.make<ReadonlyArray<AuditRecord & { readonly workspaceId: string | null }>>([]), (rows) =>
@@ -122,13 +134,13 @@ export class AuditLog extends Context.Tag("AuditLog")<AuditLog, {
             ])),
         list: (workspaceId, { action, cursor, limit }) =>
           Effect.map(Ref.get(rows), (all) => {
-            const before = cursor !== undefined && /^\d{1,18}$/.test(cursor) ? Number(cursor) : null
+            const lastSeen = all.find((row) => row.workspaceId === workspaceId && row.id === cursor)
             const matching = all
               .filter((row) =>
-                row.workspaceId === workspaceId && (before === null || Number(row.id) < before) &&
+                row.workspaceId === workspaceId && (lastSeen === undefined || newestFirst(row, lastSeen) > 0) &&
                 (action === undefined || row.action === action)
               )
-              .reverse()
+              .sort(newestFirst)
             return {
               data: matching.slice(0, limit).map(({ workspaceId: _workspaceId, ...record }) => record),
               nextCursor: matching.length > limit ? matching[limit - 1]!.id : null

@@ -1,12 +1,7 @@
 import { Effect } from "effect"
 import { sliceChars, textSlices } from "../domain/requestBounds"
+import { yieldToEventLoop } from "./eventLoopTurn"
 import type { Encoding, Tokenizer } from "./Tokenizer"
-
-/** A macrotask turn: other requests' I/O and timers run before the next slice is counted. */
-const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
-  const timer = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(timer))
-})
 
 /**
  * Counts a text with the tokenizer, a slice at a time for long texts (about a millisecond each),

@@ -48,4 +48,35 @@ export const auditLogContract = (it: Vitest.MethodsNonLive<AuditLog | Workspaces
       // A cursor that is not a row number starts from the newest row.
       expect((yield* audit.list(id, { limit: 1, cursor: "nonsense" })).data.map((row) => row.target)).toEqual(["4"])
     }))
+
+  it.effect("walks 110 entries page by page, newest first, each once (ids past 99 sort as numbers)", () =>
+    Effect.gen(function*() {
+      const audit = yield* AuditLog
+      const { id } = yield* workspace
+      const other = yield* workspace
+      for (let i = 0; i < 110; i++) {
+        yield* audit.record({ workspaceIds: i % 10 === 0 ? [other.id, id] : [id], actor: "operator", action: "api_key.created", target: String(i), address: null })
+      }
+      const newestFirst = Array.from({ length: 110 }, (_, i) => String(109 - i))
+      for (const limit of [25, 7, 110]) {
+        const seen: Array<string> = []
+        const times: Array<number> = []
+        let cursor: string | undefined
+        let pages = 0
+        do {
+          const page: AuditPage = yield* audit.list(id, { limit, cursor })
+          expect(page.data.length, `page ${pages} of ${limit}`).toBeLessThanOrEqual(limit)
+          seen.push(...page.data.map((row) => row.target ?? ""))
+          times.push(...page.data.map((row) => row.at.getTime()))
+          cursor = page.nextCursor ?? undefined
+          pages += 1
+        } while (cursor !== undefined && pages < 50)
+        expect(seen, `pages of ${limit}`).toEqual(newestFirst)
+        expect(pages).toBe(Math.ceil(110 / limit))
+        // By time, newest first.
+        expect(times).toEqual([...times].sort((a, b) => b - a))
+      }
+      // The other workspace's eleven rows, newest first too.
+      expect((yield* audit.list(other.id, { limit: 20 })).data.map((row) => row.target)).toEqual(["100", "90", "80", "70", "60", "50", "40", "30", "20", "10", "0"])
+    }))
 }

@@ -47,14 +47,25 @@ const BERLIN: Omit<ExportQueryInput, "workspaceId"> = {
 }
 
 /** The export's data lines (CSV, as the export file has them) and its count. */
-const exportLines = (kind: ExportKind, input: ExportQueryInput) =>
+const exportLines = (kind: ExportKind, input: ExportQueryInput, maxRows = 1_000_000) =>
   Effect.scoped(
     Effect.gen(function*() {
       const ledger = yield* UsageLedger
-      const read = yield* ledger.readExport(kind, input)
+      const read = yield* ledger.readExport(kind, input, { maxRows })
       const batches = Chunk.toReadonlyArray(yield* Stream.runCollect(read.rows))
       const csv = batches.map((rows) => encodeValueRows(rows, exportLayouts[kind])).join("")
       return { total: read.total, lines: csv.split("\r\n").slice(0, -1) }
+    })
+  )
+
+/** The same read as CSV lines made by the ledger (readExportCsv): on PostgreSQL, encoded by the database. */
+const exportCsvLines = (kind: ExportKind, input: ExportQueryInput, maxRows = 1_000_000) =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const ledger = yield* UsageLedger
+      const read = yield* ledger.readExportCsv(kind, input, { maxRows })
+      const batches = Chunk.toReadonlyArray(yield* Stream.runCollect(read.lines))
+      return { total: read.total, lines: batches.flat() }
     })
   )
 
@@ -287,6 +298,8 @@ export const usageLedgerContract = <E>(name: string, backing: Layer.Layer<UsageL
             const read = yield* exportLines(kind, { ...BERLIN, workspaceId: workspace })
             expect(read.lines).toEqual(expectedLines[kind])
             expect(read.total).toBe(expectedLines[kind].length)
+            // The same lines when the ledger encodes them.
+            expect(yield* exportCsvLines(kind, { ...BERLIN, workspaceId: workspace })).toEqual(read)
             expect(encodeHeader(exportLayouts[kind]).split(",")).toHaveLength(exportLayouts[kind].columns.length)
           }))
       }
@@ -299,7 +312,7 @@ export const usageLedgerContract = <E>(name: string, backing: Layer.Layer<UsageL
           const lines = yield* Effect.scoped(
             Effect.gen(function*() {
               const ledger = yield* UsageLedger
-              const read = yield* ledger.readExport("models", input)
+              const read = yield* ledger.readExport("models", input, { maxRows: 1_000_000 })
               // Stored after the read opened: a new day of platform messages and of API requests.
               yield* ingest(workspace, [message("late", "2026-03-30T08:00:00Z", { user: { id: "u9" } })])
               yield* ledger.insertRequests([requestRow(workspace, { createdAt: new Date("2026-03-30T08:00:00Z") })])
@@ -311,6 +324,23 @@ export const usageLedgerContract = <E>(name: string, backing: Layer.Layer<UsageL
           expect(lines).toEqual(expectedLines.models)
           // A read opened now sees them.
           expect((yield* exportLines("models", input)).total).toBe(expectedLines.models.length + 2)
+        }))
+
+      it.effect("counts exactly up to the row limit; past it, the limit + 1 and no row read, for every layout", () =>
+        Effect.gen(function*() {
+          const workspace = yield* newWorkspace
+          yield* seed(workspace, yield* newWorkspace)
+          const input = { ...BERLIN, workspaceId: workspace }
+          for (const kind of EXPORT_KINDS) {
+            const rows = expectedLines[kind].length
+            // At the limit: the rows, all of them.
+            expect(yield* exportLines(kind, input, rows), kind).toEqual({ total: rows, lines: expectedLines[kind] })
+            // One over it: the limit + 1, nothing read.
+            expect(yield* exportLines(kind, input, rows - 1), kind).toEqual({ total: rows, lines: [] })
+            expect(yield* exportLines(kind, input, 1), kind).toEqual({ total: 2, lines: [] })
+            expect(yield* exportCsvLines(kind, input, rows), kind).toEqual({ total: rows, lines: expectedLines[kind] })
+            expect(yield* exportCsvLines(kind, input, rows - 1), kind).toEqual({ total: rows, lines: [] })
+          }
         }))
 
       it.effect("an empty range gives no rows and a zero count, for every layout", () =>

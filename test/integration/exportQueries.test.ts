@@ -183,7 +183,7 @@ const exportCsv = (kind: ExportKind, queryInput: ExportQueryInput = input) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const rows = exportRowsStatement(kind, queryInput)
-    const count = exportCountStatement(kind, queryInput)
+    const count = exportCountStatement(kind, queryInput, 1_000_000)
     const result = yield* sql.unsafe<CsvRow>(rows.text, rows.params)
     const [counted] = yield* sql.unsafe<{ readonly row_count: number }>(count.text, count.params)
     return {
@@ -196,6 +196,16 @@ const exportCsv = (kind: ExportKind, queryInput: ExportQueryInput = input) =>
 
 const csvOf = (kind: ExportKind, lines: ReadonlyArray<string>) =>
   encodeHeader(exportLayouts[kind]) + lines.map((line) => `${line}\r\n`).join("")
+
+interface PlanNode {
+  readonly "Node Type": string
+  readonly "Actual Rows": number
+  readonly Plans?: ReadonlyArray<PlanNode>
+}
+
+/** The first node of a plan (EXPLAIN's JSON) of the given type, depth first. */
+const findPlan = (node: PlanNode, type: string): PlanNode | undefined =>
+  node["Node Type"] === type ? node : (node.Plans ?? []).map((child) => findPlan(child, type)).find((found) => found !== undefined)
 
 const columnNames = (kind: ExportKind) => exportLayouts[kind].columns.map((column) => column.name)
 
@@ -300,6 +310,46 @@ layer(Database, { timeout: 180_000, excludeTestServices: true })("export queries
         expect(result.rowCount).toBe(6)
         expect(result.counted).toBe(6)
         expect(result.csv).toContain("2026-03-27T00:00:00+01:00,2026-03-28T00:00:00+01:00,u1,")
+      }))
+
+    it.effect("the count is exact up to the row limit and reads maxRows + 1 beyond it, for every export", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const counted = (kind: ExportKind, maxRows: number) => {
+          const count = exportCountStatement(kind, input, maxRows)
+          return Effect.map(sql.unsafe<{ readonly row_count: number }>(count.text, count.params), ([row]) => row?.row_count)
+        }
+        for (const kind of ["users", "assistants", "workflows", "projects", "models"] as const) {
+          const rows = (yield* exportCsv(kind)).rowCount
+          expect(rows, kind).toBeGreaterThan(1)
+          // At the limit: exact, allowed. One under: over the limit, told as limit + 1.
+          expect(yield* counted(kind, rows), kind).toBe(rows)
+          expect(yield* counted(kind, rows + 5), kind).toBe(rows)
+          expect(yield* counted(kind, rows - 1), kind).toBe(rows)
+          expect(yield* counted(kind, 1), kind).toBe(2)
+        }
+      }))
+
+    it.effect("the count stops at the first local day past the limit instead of counting the whole range", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        // Users per local day over the whole data: 03-27 1, 03-28 2, 03-29 1, 03-30 2 (6 rows).
+        const wide = { ...input, from: new Date("1900-01-01T00:00:00Z"), to: new Date("2200-01-01T00:00:00Z") }
+        /** The days the count's walk went through (the rows of its recursive union, less the starting row). */
+        const daysWalked = (maxRows: number) =>
+          Effect.gen(function* () {
+            const count = exportCountStatement("users", wide, maxRows)
+            const [explained] = yield* sql.unsafe<{ readonly "QUERY PLAN": ReadonlyArray<{ readonly Plan: PlanNode }> }>(
+              `EXPLAIN (ANALYZE, FORMAT JSON) ${count.text}`,
+              count.params
+            )
+            const walk = findPlan(explained!["QUERY PLAN"][0]!.Plan, "Recursive Union")
+            return walk === undefined ? undefined : walk["Actual Rows"] - 1
+          })
+        expect(yield* daysWalked(100)).toBe(4)
+        // 1 after 03-27, 3 after 03-28: over a limit of 1, so 03-29 and 03-30 are never read.
+        expect(yield* daysWalked(1)).toBe(2)
+        expect(yield* daysWalked(3)).toBe(3)
       }))
 
     it.effect("UTC days are cut at UTC midnight", () =>

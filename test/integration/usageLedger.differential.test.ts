@@ -35,7 +35,8 @@ const instant = (next: () => number) => pick(next, WINDOWS) + Math.floor(next() 
 /** Activity in the windows, in the wire shape of the events API. */
 const activity = (next: () => number) => {
   const at = () => new Date(instant(next)).toISOString()
-  const users = Array.from({ length: 12 }, (_, i) => ({ id: `u${i}`, email: `u${i}@example.com`, name: `User ${i}` }))
+  // Some names that CSV must quote and neutralise.
+  const users = Array.from({ length: 12 }, (_, i) => ({ id: `u${i}`, email: `u${i}@example.com`, name: i % 4 === 0 ? ` =User ${i}, "the"` : `User ${i}` }))
   const named = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ id: `${prefix}${i}`, name: `${prefix.toUpperCase()} ${i}` }))
   const [assistants, projects, workflows] = [named("a", 4), named("p", 3), named("w", 3)]
   const models = ["chatgen-4o", "chatgen-4o-mini", "assistantmodel-x", "codemodel-2501", "unpriced-model"]
@@ -126,12 +127,17 @@ const answers = (workspaceId: string, keys: ReadonlyArray<string>) =>
       for (const [w, window] of windows.entries()) {
         const input: ExportQueryInput = { workspaceId, from: window.from, to: window.to, zone, catalog }
         for (const kind of EXPORT_KINDS) {
-          const read = yield* Effect.scoped(Effect.flatMap(ledger.readExport(kind, input), (r) =>
+          const read = yield* Effect.scoped(Effect.flatMap(ledger.readExport(kind, input, { maxRows: 1_000_000 }), (r) =>
             Effect.map(Stream.runCollect(r.rows), (batches) => ({
               total: r.total,
               csv: Chunk.toReadonlyArray(batches).map((b) => encodeValueRows(b, exportLayouts[kind as ExportKind])).join("")
             }))))
           results.set(`${kind} ${zone} ${w}`, read)
+          // The lines as the ledger encodes them: on PostgreSQL, the database's usage_csv_text.
+          const lines = yield* Effect.scoped(Effect.flatMap(ledger.readExportCsv(kind, input, { maxRows: 1_000_000 }), (r) =>
+            Effect.map(Stream.runCollect(r.lines), (batches) => ({ total: r.total, lines: Chunk.toReadonlyArray(batches).flat() }))))
+          expect(lines.lines.map((line) => `${line}\r\n`).join(""), `${kind} ${zone} ${w}`).toBe(read.csv)
+          results.set(`${kind} csv ${zone} ${w}`, lines)
         }
         const range: LocalRange = { ...window.days, timezone: zone }
         for (const groupBy of ["model", "family"] as const) results.set(`usage ${groupBy} ${zone} ${w}`, yield* overview.usage(workspaceId, range, groupBy))

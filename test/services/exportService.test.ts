@@ -4,7 +4,7 @@
  * link → run recorded — and needs no database.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Layer, Option, Redacted, Schema, Stream } from "effect"
+import { Chunk, Effect, Either, Exit, Fiber, Layer, Option, Redacted, Schema, Stream, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { UsageEvent } from "../../src/api/schemas/events"
@@ -19,15 +19,24 @@ import { Metrics } from "../../src/services/Metrics"
 import { SigningSecret } from "../../src/services/SigningSecret"
 import { UsageLedger } from "../../src/services/UsageLedger/index"
 import { Workspaces } from "../../src/services/Workspaces"
+import type { Workspace } from "../../src/domain/workspace"
+import { gatedLedger, LedgerGate } from "../support/gatedLedger"
 import { message, workflowRun } from "../support/usage"
 import { tempDir } from "../support/tempDirs"
 
 const SECRET = "a fixed signing secret for the export tests"
 
 const exportsOn = <E>(storage: Layer.Layer<ExportStorage, E, AppConfig | SigningSecret>, config: Partial<AppConfigShape> = {}) =>
+  exportsWith(storage, UsageLedger.memory, config)
+
+const exportsWith = <E, L>(
+  storage: Layer.Layer<ExportStorage, E, AppConfig | SigningSecret>,
+  ledger: Layer.Layer<L>,
+  config: Partial<AppConfigShape> = {}
+) =>
   ExportService.layer.pipe(
     Layer.provideMerge(storage),
-    Layer.provideMerge(UsageLedger.memory),
+    Layer.provideMerge(ledger),
     Layer.provideMerge(ApiKeys.memory),
     Layer.provideMerge(Workspaces.memory),
     Layer.provideMerge(SigningSecret.fixed(SECRET)),
@@ -102,7 +111,7 @@ describe("ExportService on memory layers", () => {
         Effect.flip(exports.run({ kind, workspace: w, from: berlin(from), to: berlin("2026-03-29"), createdBy: { label: "operator" } }))
       expect(yield* run("users", workspace, "2026-03-28T12:00")).toMatchObject({ _tag: "ExportNoData", reason: "no_rows" })
       expect(yield* run("workflows", yield* seededWorkspace({ workflowsEnabled: false }))).toMatchObject({ _tag: "ExportNoData", reason: "workflows_disabled" })
-      expect(yield* run("users")).toMatchObject({ _tag: "ExportTooLarge", rows: 2, limit: 1 })
+      expect(yield* run("users")).toMatchObject({ _tag: "ExportTooLarge", limit: 1 })
       expect(yield* run("users", workspace, "2026-03-29")).toMatchObject({ _tag: "InvalidDatePoint", field: "to" })
       expect(yield* Effect.flatMap(ExportService, (e) => e.recent(workspace.id, 10))).toEqual([])
     }).pipe(Effect.provide(exportsOn(ExportStorage.memory, { exportMaxRows: 1 }))))
@@ -142,4 +151,72 @@ describe("ExportService on memory layers", () => {
         `${DAY},w1,Nightly,1,1,0,1.0000,1500,1500,1500,1500,0`
       )
     }).pipe(Effect.provide(exportsOn(ExportStorage.local, { dataDir: tempDir("export-service-test-") })), Effect.scoped))
+})
+
+/** The ledger in memory behind a gate that holds chosen workspaces' export reads open (test/support/gatedLedger). */
+const heldLedger = gatedLedger.pipe(Layer.provideMerge(UsageLedger.memory))
+
+/** Polls a condition, letting the forked exports run between looks (no timer: they only need the CPU). */
+const eventually = (condition: () => boolean) =>
+  Effect.yieldNow().pipe(Effect.repeat({ until: condition, times: 10_000 }), Effect.zipRight(Effect.sync(condition)))
+
+const users = (workspace: Workspace, from = "2026-03-28", to = "2026-03-29") =>
+  Effect.flatMap(ExportService, (exports) =>
+    exports.run({ kind: "users", workspace, from: berlin(from), to: berlin(to), createdBy: { label: "operator" } }))
+
+describe("ExportService sharing the instance", () => {
+  it.effect("runs a workspace's 1-row export while another's eight are held, and at most two of one workspace at once", () =>
+    Effect.gen(function*() {
+      const gate = yield* LedgerGate
+      const heavy = yield* seededWorkspace()
+      const light = yield* seededWorkspace()
+      yield* gate.hold(heavy.id)
+      const eight = yield* Effect.forEach(Array.from({ length: 8 }), () => Effect.fork(users(heavy)))
+      expect(yield* eventually(() => gate.reads(heavy.id).open === 2)).toBe(true)
+
+      // Not queued behind the eight: answered while all of them are still held.
+      const answered = yield* users(light, "2026-03-28T11:00")
+      expect(answered.recordCount).toBe(1)
+      expect(gate.reads(heavy.id)).toEqual({ open: 2, most: 2, total: 2 })
+
+      yield* gate.release
+      for (const fiber of eight) expect((yield* Fiber.join(fiber)).recordCount).toBe(2)
+      // Never more than EXPORT_CONCURRENCY_PER_WORKSPACE (2) of them at once.
+      expect(gate.reads(heavy.id)).toEqual({ open: 0, most: 2, total: 8 })
+    }).pipe(Effect.provide(exportsWith(ExportStorage.memory, heldLedger))))
+
+  it.effect("answers an export that found no slot within EXPORT_QUEUE_TIMEOUT_MS with who held it", () =>
+    Effect.gen(function*() {
+      const gate = yield* LedgerGate
+      const workspace = yield* seededWorkspace()
+      yield* gate.hold(workspace.id)
+      const first = yield* Effect.fork(users(workspace))
+      expect(yield* eventually(() => gate.reads(workspace.id).open === 1)).toBe(true)
+      const second = yield* Effect.fork(users(workspace))
+      yield* TestClock.adjust("5 seconds")
+      expect(yield* Effect.flip(Fiber.join(second))).toMatchObject({ _tag: "ExportQueueTimeout", heldBy: "workspace", limit: 1, waitedMs: 5_000 })
+      yield* gate.release
+      expect(Exit.isSuccess(yield* Fiber.await(first))).toBe(true)
+      // The one that timed out never read.
+      expect(gate.reads(workspace.id).total).toBe(1)
+    }).pipe(Effect.provide(exportsWith(ExportStorage.memory, heldLedger, { exportSlots: { perWorkspace: 1, maxWaitMs: 5_000 } }))))
+
+  it.effect("refuses a range again, or a wider one, without reading the ledger; exactly the limit passes", () =>
+    Effect.gen(function*() {
+      const gate = yield* LedgerGate
+      const workspace = yield* seededWorkspace()
+      // Two user rows on 2026-03-28, over EXPORT_MAX_ROWS = 1.
+      expect(yield* Effect.flip(users(workspace))).toMatchObject({ _tag: "ExportTooLarge", limit: 1 })
+      expect(gate.reads(workspace.id).total).toBe(1)
+      expect(yield* Effect.flip(users(workspace))).toMatchObject({ _tag: "ExportTooLarge", limit: 1 })
+      expect(yield* Effect.flip(users(workspace, "2026-03-27", "2026-03-30"))).toMatchObject({ _tag: "ExportTooLarge" })
+      expect(gate.reads(workspace.id).total).toBe(1)
+      // One row, from 11:00 (m2 at 11:30): exactly the limit, read and written.
+      expect((yield* users(workspace, "2026-03-28T11:00")).recordCount).toBe(1)
+      expect(gate.reads(workspace.id).total).toBe(2)
+      // Remembered for ten minutes, then counted again.
+      yield* TestClock.adjust("10 minutes")
+      expect(yield* Effect.flip(users(workspace))).toMatchObject({ _tag: "ExportTooLarge" })
+      expect(gate.reads(workspace.id).total).toBe(3)
+    }).pipe(Effect.provide(exportsWith(ExportStorage.memory, heldLedger, { exportMaxRows: 1 }))))
 })

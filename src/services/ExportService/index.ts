@@ -1,8 +1,9 @@
 import { Clock, Context, Data, Effect, Either, Exit, Layer, Redacted, Stream } from "effect"
 import { randomBytes } from "node:crypto"
-import { AppConfig } from "../../config"
-import { encodeHeader, encodeRows } from "../../domain/csv"
-import { type DatePointInput, InvalidDatePoint, resolveDateRange } from "../../domain/datePoint"
+import { AppConfig, EXPORTS_PER_INSTANCE } from "../../config"
+import { CSV_LINE_END, encodeHeader, encodeRow } from "../../domain/csv"
+import { type DatePointInput, InvalidDatePoint, resolveDateRange, type ResolvedDateRange } from "../../domain/datePoint"
+import type { ExportQueryInput } from "../../domain/exportQueries"
 import { exportFilePath, type ExportKind, exportLayouts, userIdentifyingColumns } from "../../domain/exportLayouts"
 import { makeUserPseudonymizer, protectUserColumns, userPrivacyMode } from "../../domain/pseudonym"
 import { ExportStorage, type ExportStorageError, type InvalidExportPath } from "../ExportStorage/index"
@@ -10,11 +11,16 @@ import { SigningSecret } from "../SigningSecret"
 import type { StorageFailure } from "../StorageFailure"
 import { type Workspace } from "../../domain/workspace"
 import { ApiKeys } from "../ApiKeys"
-import { UsageLedger, type ValueRow, type ZoneUnknownToStore } from "../UsageLedger/index"
+import { type ExportCsvRead, UsageLedger, type ValueRow, type ZoneUnknownToStore } from "../UsageLedger/index"
 import { ExportPriceCatalog } from "./priceCatalog"
 import { Metrics } from "../Metrics"
 import { spansWhen } from "../traceSpans"
-import { encodeValueRows, namedRow } from "./valueRows"
+import { encodeInSlices } from "./encodeInSlices"
+import { ExportQueueTimeout, makeExportSlots } from "./exportSlots"
+import { type ExportRange, makeRefusedRanges } from "./refusedRanges"
+import { namedRow } from "./valueRows"
+
+export { ExportQueueTimeout } from "./exportSlots"
 
 export interface ExportRequest {
   readonly kind: ExportKind
@@ -51,9 +57,8 @@ export class ExportNoData extends Data.TaggedError("ExportNoData")<{
   readonly reason: "no_rows" | "workflows_disabled"
 }> {}
 
-/** The export would have more rows than EXPORT_MAX_ROWS. */
+/** The export would have more rows than EXPORT_MAX_ROWS (counted only that far: how many more is not known). */
 export class ExportTooLarge extends Data.TaggedError("ExportTooLarge")<{
-  readonly rows: number
   readonly limit: number
 }> {}
 
@@ -61,16 +66,13 @@ export type ExportFailure =
   | InvalidDatePoint
   | ExportNoData
   | ExportTooLarge
+  | ExportQueueTimeout
   | ExportStorageError
   | InvalidExportPath
   | StorageFailure
 
-/**
- * Exports running at once per instance; more wait their turn. On the PostgreSQL ledger each holds two
- * pooled connections while it reads: a bound keeps the pool (20) from being taken by exports waiting
- * for their second.
- */
-const CONCURRENT_EXPORTS = 4
+/** How long a range found over the row limit is refused without reading the ledger again, and how many are kept. */
+const REFUSED_RANGES = { ttlMs: 10 * 60 * 1000, maxEntries: 1_000 }
 
 /** A read failure: the client's fault when the ledger does not know the zone (as sent), else the ledger's. */
 const readFailure = (sentZone: string) => (error: ZoneUnknownToStore | StorageFailure): InvalidDatePoint | StorageFailure =>
@@ -81,6 +83,15 @@ const readFailure = (sentZone: string) => (error: ZoneUnknownToStore | StorageFa
     })
     : error
 
+/** What the memory of refused ranges knows an export by. */
+const refusable = (workspace: Workspace, kind: ExportKind, range: ResolvedDateRange): ExportRange => ({
+  workspaceId: workspace.id,
+  kind,
+  zone: range.zone,
+  from: range.from.instant,
+  to: range.to.instant
+})
+
 /** The `<suffix>` of the file name after the layout version: 12 random base-36 characters. */
 const uniqueId = (): string =>
   Array.from(randomBytes(12), (byte) => "0123456789abcdefghijklmnopqrstuvwxyz"[byte % 36]).join("")
@@ -89,6 +100,14 @@ const uniqueId = (): string =>
  * Runs one usage export: resolves the date range, applies the workspace's rules, streams the rows
  * the usage ledger reads through the CSV encoder into export storage, records the run, and returns
  * the file's reference. Memory stays flat whatever the row count: a few batches of rows in flight.
+ *
+ * Exports share the instance fairly: EXPORTS_PER_INSTANCE run at once, at most
+ * EXPORT_CONCURRENCY_PER_WORKSPACE of one workspace, the others wait their turn round robin by
+ * workspace (`exportSlots`), for EXPORT_QUEUE_TIMEOUT_MS at most. The ledger hands over finished CSV
+ * lines (on PostgreSQL, encoded by the database) unless a privacy rule has cells to change; those rows
+ * are encoded here a slice of a few milliseconds at a time, with a turn of the event loop between
+ * slices (`encodeInSlices`). A range found over EXPORT_MAX_ROWS is refused again without a read
+ * (`refusedRanges`).
  */
 export class ExportService extends Context.Tag("ExportService")<ExportService, {
   readonly run: (request: ExportRequest) => Effect.Effect<ExportOutcome, ExportFailure>
@@ -107,7 +126,12 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
       const { exportLinkTtlSeconds, exportMaxRows } = config
       const metrics = yield* Metrics
       const span = spansWhen(config)
-      const slots = yield* Effect.makeSemaphore(CONCURRENT_EXPORTS)
+      const slots = yield* makeExportSlots({ perInstance: EXPORTS_PER_INSTANCE, ...config.exportSlots })
+      yield* metrics.gauge("wsapi_exports", "Usage exports of this instance, by state (running or waiting for a slot).", () => {
+        const { running, waiting } = slots.counts()
+        return [{ labels: { state: "running" }, value: running }, { labels: { state: "waiting" }, value: waiting }]
+      })
+      const refused = makeRefusedRanges(REFUSED_RANGES)
 
       const run = ({ createdBy, from, kind, to, workspace }: ExportRequest) =>
         Effect.gen(function*() {
@@ -115,7 +139,18 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
           if (kind === "workflows" && !workspace.settings.workflowsEnabled) {
             return yield* Effect.fail(new ExportNoData({ kind, reason: "workflows_disabled" }))
           }
-          const layout = exportLayouts[kind]
+          if (refused.covers(refusable(workspace, kind, range), yield* Clock.currentTimeMillis)) {
+            return yield* Effect.fail(new ExportTooLarge({ limit: exportMaxRows }))
+          }
+          return yield* write({ createdBy, from, kind, workspace, range }).pipe(Effect.scoped, slots.withSlot(workspace.id))
+        }).pipe(
+          span("export.run", { attributes: { "wsapi.export.kind": kind } }),
+          timed(kind)
+        )
+
+      /** The export itself, in a slot: count, rows → CSV → storage, link, run recorded. */
+      const write = ({ createdBy, from, kind, range, workspace }: Omit<ExportRequest, "to"> & { readonly range: ResolvedDateRange }) =>
+        Effect.gen(function*() {
           const input = {
             workspaceId: workspace.id,
             from: range.from.instant,
@@ -124,28 +159,29 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
             catalog: prices
           }
           const failure = readFailure(from.timezone)
-          const read = yield* ledger.readExport(kind, input).pipe(Effect.mapError(failure), span("export.count"))
+          const limits = { maxRows: exportMaxRows }
+          const privacy = userPrivacyMode(workspace.settings)
+          // Lines as the ledger encodes them (on PostgreSQL, the database) unless a privacy rule has cells to change.
+          const asIs = privacy === "clear" || userIdentifyingColumns(kind).length === 0
+          const read = yield* (asIs ? ledger.readExportCsv(kind, input, limits) : readProtected(kind, input, limits, workspace)).pipe(
+            Effect.mapError(failure),
+            span("export.count")
+          )
           // Decided on the count before anything is written.
           if (read.total === 0) return yield* Effect.fail(new ExportNoData({ kind, reason: "no_rows" }))
           if (read.total > exportMaxRows) {
-            return yield* Effect.fail(new ExportTooLarge({ rows: read.total, limit: exportMaxRows }))
+            refused.remember(refusable(workspace, kind, range), yield* Clock.currentTimeMillis)
+            return yield* Effect.fail(new ExportTooLarge({ limit: exportMaxRows }))
           }
-
-          const privacy = userPrivacyMode(workspace.settings)
-          const protect = protectUserColumns(layout, privacy, makeUserPseudonymizer(Redacted.value(pseudonymKey), workspace.id))
-          // Rows are named only when a privacy rule has cells to change.
-          const encode = privacy === "clear" || userIdentifyingColumns(kind).length === 0
-            ? (rows: ReadonlyArray<ValueRow>) => encodeValueRows(rows, layout)
-            : (rows: ReadonlyArray<ValueRow>) => encodeRows(rows.map((row) => protect(namedRow(row, layout))), layout)
           let recordCount = 0
-          // One string per fetched batch: per-row pieces would cost more than the encoding itself.
+          // One string per fetched batch: per-row pieces would cost more than the lines themselves.
           const content = Stream.concat(
-            Stream.succeed(encodeHeader(layout)),
-            read.rows.pipe(
+            Stream.succeed(encodeHeader(exportLayouts[kind])),
+            read.lines.pipe(
               Stream.mapError(failure),
-              Stream.map((rows) => {
-                recordCount += rows.length
-                return encode(rows)
+              Stream.map((lines) => {
+                recordCount += lines.length
+                return lines.join(CSV_LINE_END) + CSV_LINE_END
               })
             )
           )
@@ -183,12 +219,19 @@ export class ExportService extends Context.Tag("ExportService")<ExportService, {
             recordCount,
             dateRange
           }
-        }).pipe(
-          Effect.scoped,
-          slots.withPermits(1),
-          span("export.run", { attributes: { "wsapi.export.kind": kind } }),
-          timed(kind)
-        )
+        })
+
+      /**
+       * The rows with the workspace's privacy rule applied (pseudonyms, or user columns left empty), encoded by
+       * the service a slice of a few milliseconds at a time, a turn of the event loop between slices.
+       */
+      const readProtected = (kind: ExportKind, input: ExportQueryInput, limits: { readonly maxRows: number }, workspace: Workspace) =>
+        Effect.map(ledger.readExport(kind, input, limits), ({ rows, total }): ExportCsvRead => {
+          const layout = exportLayouts[kind]
+          const protect = protectUserColumns(layout, userPrivacyMode(workspace.settings), makeUserPseudonymizer(Redacted.value(pseudonymKey), workspace.id))
+          const encodeLine = (row: ValueRow) => encodeRow(protect(namedRow(row, layout)), layout).slice(0, -CSV_LINE_END.length)
+          return { total, lines: Stream.mapEffect(rows, (batch) => encodeInSlices(batch, encodeLine)) }
+        })
 
       /** The export's duration at /metrics, by kind and outcome (a refusal for no data is an outcome too). */
       const timed = (kind: string) => <A, E, R>(self: Effect.Effect<A, E, R>) =>

@@ -51,10 +51,23 @@ export class ZoneUnknownToStore extends Data.TaggedError("ZoneUnknownToStore")<{
 export type ValueRow = ReadonlyArray<unknown>
 
 export interface ExportRead {
-  /** The number of rows `rows` gives, known before the first is read (same snapshot). */
+  /**
+   * The number of rows `rows` gives, known before the first is read (same snapshot), counted only up to
+   * the read's `maxRows`: `maxRows + 1` stands for "more than maxRows".
+   */
   readonly total: number
-  /** The rows in file order, in batches. */
+  /** The rows in file order, in batches; none when `total` is 0 or over `maxRows` (nothing is read then). */
   readonly rows: Stream.Stream<ReadonlyArray<ValueRow>, ZoneUnknownToStore | StorageFailure>
+}
+
+export interface ExportCsvRead {
+  /** As `ExportRead.total`. */
+  readonly total: number
+  /**
+   * The rows as CSV data lines of the export's layout (`domain/csv`: the file's lines without their line
+   * ends), in file order, in batches; none when `total` is 0 or over `maxRows`.
+   */
+  readonly lines: Stream.Stream<ReadonlyArray<string>, ZoneUnknownToStore | StorageFailure>
 }
 
 /** Who ran an export: in the console (operator or an email), or an API key. */
@@ -98,11 +111,23 @@ export interface UsageLedgerShape {
   /**
    * The rows of one export over [from, to), one per entity and local day of the zone, with their
    * count; both read at one point in time, whatever is written meanwhile. Open while the scope is.
+   * The count stops past `maxRows` (the export's row limit): a refusal costs no full count, and its
+   * rows are never read.
    */
   readonly readExport: (
     kind: ExportKind,
-    input: ExportQueryInput
+    input: ExportQueryInput,
+    limits: { readonly maxRows: number }
   ) => Effect.Effect<ExportRead, ZoneUnknownToStore | StorageFailure, Scope.Scope>
+  /**
+   * The same read as `readExport`, the rows already CSV lines: what an export without privacy rules to
+   * apply writes as it is (on PostgreSQL the database encodes them: the service's event loop only joins).
+   */
+  readonly readExportCsv: (
+    kind: ExportKind,
+    input: ExportQueryInput,
+    limits: { readonly maxRows: number }
+  ) => Effect.Effect<ExportCsvRead, ZoneUnknownToStore | StorageFailure, Scope.Scope>
   readonly recordExportRun: (run: ExportRunEntry) => Effect.Effect<void, StorageFailure>
   /** The workspace's export runs whose links still live, newest link first. */
   readonly recentExportRuns: (workspaceId: string, limit: number) => Effect.Effect<ReadonlyArray<ExportRun>, StorageFailure>

@@ -1,6 +1,10 @@
 import { Clock, Effect, Stream } from "effect"
 import * as crypto from "node:crypto"
+import { CSV_LINE_END } from "../../domain/csv"
+import { type ExportKind, exportLayouts } from "../../domain/exportLayouts"
+import type { ExportQueryInput } from "../../domain/exportQueries"
 import { maxInteger } from "../../domain/usageBounds"
+import { encodeValueRows } from "../ExportService/valueRows"
 import type { ApiRequestRow, UsageLedgerShape, ValueRow } from "./contract"
 import { RequestsRefused } from "./contract"
 import { type DimensionRow, splitBatch } from "./eventBatch"
@@ -54,6 +58,15 @@ const timeOf = (iso: string | null | undefined): number | null => (iso === null 
  * it). Every call is synchronous, so a batch is all or nothing, as a transaction is.
  */
 export const makeMemoryLedger = (store: MemoryUsageStore): UsageLedgerShape => {
+  /** An export's rows in batches, or none past `maxRows` (then `maxRows + 1`), as the database's read. */
+  const readRows = (kind: ExportKind, input: ExportQueryInput, maxRows: number) => {
+    const rows = memoryExportRows(store.workspaces.get(input.workspaceId), kind, input)
+    if (rows.length > maxRows) return { total: maxRows + 1, rows: Stream.empty }
+    const batches: Array<ReadonlyArray<ValueRow>> = []
+    for (let i = 0; i < rows.length; i += BATCH_ROWS) batches.push(rows.slice(i, i + BATCH_ROWS))
+    return { total: rows.length, rows: Stream.fromIterable(batches) }
+  }
+
   /** The upsert of sql/0005: a field takes the batch's value when its event is at least as new as the stored one's. */
   const upsert = (workspaceId: string, table: DimensionTable, rows: ReadonlyArray<DimensionRow>) => {
     const dimension = workspaceLedger(store, workspaceId).dimensions[table]
@@ -146,12 +159,14 @@ export const makeMemoryLedger = (store: MemoryUsageStore): UsageLedgerShape => {
         }
       }),
 
-    readExport: (kind, input) =>
+    readExport: (kind, input, { maxRows }) => Effect.sync(() => readRows(kind, input, maxRows)),
+
+    // The service's own encoder: the reference the database's CSV lines are held to.
+    readExportCsv: (kind, input, { maxRows }) =>
       Effect.sync(() => {
-        const rows = memoryExportRows(store.workspaces.get(input.workspaceId), kind, input)
-        const batches: Array<ReadonlyArray<ValueRow>> = []
-        for (let i = 0; i < rows.length; i += BATCH_ROWS) batches.push(rows.slice(i, i + BATCH_ROWS))
-        return { total: rows.length, rows: Stream.fromIterable(batches) }
+        const { rows, total } = readRows(kind, input, maxRows)
+        const layout = exportLayouts[kind]
+        return { total, lines: Stream.map(rows, (batch) => batch.map((row) => encodeValueRows([row], layout).slice(0, -CSV_LINE_END.length))) }
       }),
 
     recordExportRun: (entry) =>

@@ -1,6 +1,6 @@
 import type { SqlClient, SqlError } from "@effect/sql"
 import { Effect, Stream } from "effect"
-import { exportCountStatement, exportRowsStatement } from "../../domain/exportQueries"
+import { exportCountStatement, exportCsvStatement, exportRowsStatement } from "../../domain/exportQueries"
 import { StorageFailure } from "../StorageFailure"
 import {
   type ApiRequestRow,
@@ -46,7 +46,7 @@ const isUnknownZone = (error: SqlError.SqlError, zone: string): boolean => {
 const storageFailure = (cause: SqlError.SqlError) => new StorageFailure({ cause })
 
 /**
- * The ledger in PostgreSQL (sql/0002, 0004–0006, 0010). Ingestion is one transaction per batch:
+ * The ledger in PostgreSQL (sql/0002, 0004–0006, 0010, 0017). Ingestion is one transaction per batch:
  * dimensions upserted, then events inserted with ON CONFLICT DO NOTHING on (workspace_id, event_id).
  * Request rows are one INSERT per batch with ON CONFLICT on (workspace_id, record_id). The export
  * reads run the statements of domain/exportQueries on a snapshot-consistent cursor.
@@ -123,11 +123,23 @@ export const makePostgresLedger = (sql: SqlClient.SqlClient): UsageLedgerShape =
       VALUES (${row.recordId}::uuid, ${row.workspaceId}, ${line}, ${reason})
       ON CONFLICT (record_id) DO NOTHING`.pipe(Effect.asVoid, Effect.mapError(storageFailure))
 
-  const readExport: UsageLedgerShape["readExport"] = (kind, input) => {
+  const readExport: UsageLedgerShape["readExport"] = (kind, input, { maxRows }) => {
     const failure = (error: SqlError.SqlError) =>
       isUnknownZone(error, input.zone) ? new ZoneUnknownToStore({ zone: input.zone }) : storageFailure(error)
-    return openExportRead(sql, { rows: exportRowsStatement(kind, input), count: exportCountStatement(kind, input) }).pipe(
+    const statements = { rows: exportRowsStatement(kind, input), count: exportCountStatement(kind, input, maxRows) }
+    return openExportRead(sql, statements, maxRows).pipe(
       Effect.map(({ rows, total }) => ({ total, rows: Stream.mapError(rows, failure) })),
+      Effect.mapError(failure)
+    )
+  }
+
+  const readExportCsv: UsageLedgerShape["readExportCsv"] = (kind, input, { maxRows }) => {
+    const failure = (error: SqlError.SqlError) =>
+      isUnknownZone(error, input.zone) ? new ZoneUnknownToStore({ zone: input.zone }) : storageFailure(error)
+    const statements = { rows: exportCsvStatement(kind, input), count: exportCountStatement(kind, input, maxRows) }
+    return openExportRead(sql, statements, maxRows).pipe(
+      // One text column a row: the line.
+      Effect.map(({ rows, total }) => ({ total, lines: rows.pipe(Stream.map((batch) => batch.map((row) => String(row[0]))), Stream.mapError(failure)) })),
       Effect.mapError(failure)
     )
   }
@@ -179,7 +191,7 @@ export const makePostgresLedger = (sql: SqlClient.SqlClient): UsageLedgerShape =
       Effect.mapError(storageFailure)
     )
 
-  return { ingest, insertRequests, deadLetter, readExport, recordExportRun, recentExportRuns }
+  return { ingest, insertRequests, deadLetter, readExport, readExportCsv, recordExportRun, recentExportRuns }
 }
 
 // -------------------------------------------------------------------------------------------------

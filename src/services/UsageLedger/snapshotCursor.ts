@@ -1,5 +1,5 @@
 import type { SqlClient, SqlConnection, SqlError } from "@effect/sql"
-import { Effect, Option, type Scope, Stream } from "effect"
+import { Effect, Fiber, Option, type Scope, Stream } from "effect"
 import type { SqlStatement } from "../../domain/exportQueries"
 import type { ValueRow } from "./contract"
 
@@ -9,7 +9,10 @@ const FETCH_ROWS = 5000
 const BATCHES_AHEAD = 2
 
 export interface CursorRead {
-  /** The number of rows the cursor will return (the count query, on the same snapshot). */
+  /**
+   * The number of rows the cursor will return (the count query, on the same snapshot), counted up to
+   * `maxRows + 1`: more than `maxRows` reads as `maxRows + 1`, and then no row is read.
+   */
   readonly total: number
   /**
    * The rows as arrays of cell values in the query's column order (cheaper to parse than objects),
@@ -24,13 +27,16 @@ export interface CursorRead {
  * - the row count is known before the first row is consumed, and it is exactly the number of rows
  *   the cursor returns, whatever is ingested meanwhile;
  * - the count and the start of the rows query (its sort) run side by side instead of one after the other;
- * - rows arrive in batches of FETCH_ROWS, the next batches fetched while the current one is encoded.
+ * - rows arrive in batches of FETCH_ROWS, the next batches fetched while the current one is encoded;
+ * - when the count finds no row or more than `maxRows` (the count statement stops there), the first
+ *   FETCH is cancelled at once: a refused export costs the count up to the limit, not the rows query.
  * Both transactions are read-only and end (ROLLBACK) when the scope closes; an interrupted FETCH is
  * cancelled on the server.
  */
 export const openExportRead = (
   sql: SqlClient.SqlClient,
-  statements: { readonly rows: SqlStatement; readonly count: SqlStatement }
+  statements: { readonly rows: SqlStatement; readonly count: SqlStatement },
+  maxRows: number
 ): Effect.Effect<CursorRead, SqlError.SqlError, Scope.Scope> =>
   Effect.gen(function*() {
     const cursorConnection = yield* readOnlyTransaction(sql)
@@ -42,15 +48,24 @@ export const openExportRead = (
     yield* query(cursorConnection, "SET LOCAL cursor_tuple_fraction = 1.0")
     yield* query(cursorConnection, `DECLARE export_rows NO SCROLL CURSOR FOR ${statements.rows.text}`, statements.rows.params)
     const fetch = cursorConnection.executeValues(`FETCH ${FETCH_ROWS} FROM export_rows`, [])
-    const count = Effect.scoped(
+    const readScope = yield* Effect.scope
+    // The count's connection joins the snapshot before the first FETCH starts: a FETCH that fails (a zone
+    // the database does not know) aborts the cursor's transaction, and the snapshot with it.
+    const { firstFetch, total } = yield* Effect.scoped(
       Effect.gen(function*() {
         const connection = yield* readOnlyTransaction(sql)
         yield* query(connection, `SET TRANSACTION SNAPSHOT '${snapshotId}'`)
+        // In the read's scope: a failed count interrupts it too, before the cursor's ROLLBACK.
+        const firstFetch = yield* Effect.forkIn(fetch, readScope)
         const [row] = yield* query<{ readonly row_count: number }>(connection, statements.count.text, statements.count.params)
-        return Number(row?.row_count ?? 0)
+        return { firstFetch, total: Number(row?.row_count ?? 0) }
       })
     )
-    const [total, first] = yield* Effect.all([count, fetch], { concurrency: 2 })
+    if (total === 0 || total > maxRows) {
+      yield* Fiber.interrupt(firstFetch)
+      return { total, rows: Stream.empty }
+    }
+    const first = yield* Fiber.join(firstFetch)
     const rest = Stream.repeatEffectOption(
       Effect.flatMap(Effect.mapError(fetch, Option.some), (batch) =>
         batch.length === 0 ? Effect.fail(Option.none()) : Effect.succeed(batch))
