@@ -1,11 +1,12 @@
 // The floor: the least a Node gateway can cost. node:http in, undici Pool out, bodies piped both ways,
-// no parsing, no auth. FLOOR_PORT, FLOOR_UPSTREAM (e.g. http://127.0.0.1:8090).
+// no parsing, no auth. FLOOR_PORT, FLOOR_UPSTREAM (e.g. http://127.0.0.1:8090), FLOOR_CONNECTIONS (the upstream
+// pool's size, 64: raised by the concurrent-streams benchmark, whose streams would otherwise wait for one).
 import * as http from "node:http"
 import { Pool } from "undici"
 
 const upstream = process.env.FLOOR_UPSTREAM ?? "http://127.0.0.1:8090"
 const port = Number(process.env.FLOOR_PORT ?? "8091")
-const pool = new Pool(upstream, { connections: 64, pipelining: 1 })
+const pool = new Pool(upstream, { connections: Number(process.env.FLOOR_CONNECTIONS ?? "64"), pipelining: 1 })
 
 /** The caller's headers, minus the hop-by-hop ones and its credentials. */
 const forwardedHeaders = (incoming: http.IncomingHttpHeaders): Record<string, string> => {

@@ -3,6 +3,7 @@ import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Client } from "undici"
+import { cpuSeconds, processTree } from "./processes"
 
 export interface Request {
   readonly path: string
@@ -89,6 +90,35 @@ export const wrk = (
   })
 }
 
+export interface CpuMeasured {
+  readonly result: WrkResult
+  /** CPU ms a request of the process and its descendants (the service's embedded PostgreSQL). */
+  readonly cpuMsPerRequest: number
+  /** CPU ms a request of the process alone. */
+  readonly ownMsPerRequest: number
+}
+
+/** A wrk run against one target, with the CPU time its process (and its children) spent per request meanwhile. */
+export const wrkWithCpu = async (
+  prefix: ReadonlyArray<string>,
+  workDir: string,
+  baseUrl: string,
+  request: Request,
+  connections: number,
+  seconds: number,
+  pid: number
+): Promise<CpuMeasured> => {
+  const tree = processTree(pid)
+  const treeBefore = cpuSeconds(tree)
+  const ownBefore = cpuSeconds([pid])
+  const result = await wrk(prefix, workDir, baseUrl, request, connections, seconds)
+  return {
+    result,
+    cpuMsPerRequest: ((cpuSeconds(tree) - treeBefore) * 1000) / result.requests,
+    ownMsPerRequest: ((cpuSeconds([pid]) - ownBefore) * 1000) / result.requests
+  }
+}
+
 /** Median time to the first body byte over sequential requests on one connection, for `seconds`. */
 export const timeToFirstByte = async (baseUrl: string, request: Request, seconds: number): Promise<number> => {
   const client = new Client(baseUrl, { pipelining: 1 })
@@ -113,6 +143,13 @@ export const timeToFirstByte = async (baseUrl: string, request: Request, seconds
     await client.close()
   }
   return median(samples)
+}
+
+/** The p-th percentile (0–100) by nearest rank; NaN when there is nothing to rank. */
+export const percentile = (values: ReadonlyArray<number>, p: number): number => {
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b)
+  if (sorted.length === 0) return Number.NaN
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
 }
 
 export const median = (values: ReadonlyArray<number>): number => {

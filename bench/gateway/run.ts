@@ -15,11 +15,12 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { builtEntry, ensureBuilt } from "../../test/support/builtService"
+import { ensureBuilt } from "../../test/support/builtService"
 import { writeSection } from "../results"
-import { ensureWrk, median, type Request, timeToFirstByte, wrk, type WrkResult } from "./load"
-import { installPeer, peerHeaders, peerVersion } from "./peer"
-import { cpuSeconds, freePort, peakRssMb, pinning, processTree, start, type Started, stop, waitForPort } from "./processes"
+import { ensureWrk, median, type Request, timeToFirstByte, wrk, wrkWithCpu, type WrkResult } from "./load"
+import { installPeer, peerVersion } from "./peer"
+import { freePort, peakRssMb, pinning, type Started, stop, waitForPort } from "./processes"
+import { chatBody, type Family, forwarded, provision, startFloor, startPeer, startService, startSimulator, twentyTokens, type Via } from "./targets"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const work = path.join(root, "bench/.work/gateway")
@@ -27,7 +28,6 @@ const seconds = Number(process.env.BENCH_SECONDS ?? "4")
 const warmup = Number(process.env.BENCH_WARMUP ?? "1")
 const rounds = Number(process.env.BENCH_ROUNDS ?? "3")
 const connectionCounts = [1, 32] as const
-const adminToken = "bench-admin-token-0123456789"
 
 type TargetName = "direct" | "floor" | "service" | "service-bare" | "service-traced" | "peer" | "baseline"
 const baselineDir = process.env.BENCH_BASELINE === undefined ? undefined : path.resolve(process.env.BENCH_BASELINE)
@@ -47,39 +47,6 @@ interface Workload {
   readonly name: string
   readonly stream: boolean
   readonly request: (target: TargetName) => Request | undefined
-}
-
-/** 20 output tokens, one per chunk: a streamed answer has 20 content chunks. */
-const prompt = "Say something short. [simulator output_tokens=20 chunk_tokens=1]"
-
-const json = async (url: string, body: unknown, method = "POST"): Promise<Record<string, unknown>> => {
-  const response = await fetch(url, {
-    method,
-    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-    body: JSON.stringify(body)
-  })
-  if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${await response.text()}`)
-  return (await response.json()) as Record<string, unknown>
-}
-
-const unbound = { requestsPerMinute: 100_000_000, tokensPerMinute: 1_000_000_000 }
-
-/** A workspace whose limits are on but never binding, and a key of it. */
-const provision = async (serviceUrl: string): Promise<string> => {
-  const workspace = await json(`${serviceUrl}/admin/workspaces`, {
-    name: "gateway-bench",
-    settings: {
-      rateLimits: {
-        families: { chat_completions: unbound, embeddings: unbound, messages: unbound },
-        models: { "chatgen-4o": unbound, "assistantmodel-sonnet-4-5-20250929": unbound, "text-embedding-ada-002": unbound }
-      }
-    }
-  })
-  const key = await json(`${serviceUrl}/admin/workspaces/${String(workspace.id)}/api-keys`, {
-    name: "bench",
-    scopes: ["COMPLETION_API"]
-  })
-  return String(key.key)
 }
 
 interface Measured {
@@ -109,7 +76,6 @@ const main = async (): Promise<void> => {
     baseline: await freePort()
   }
   const simulatorUrl = `http://127.0.0.1:${ports.simulator}`
-  const node = process.execPath
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-bench-"))
   const baselineDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-bench-baseline-"))
   const processes: Partial<Record<TargetName, Started>> = {}
@@ -125,37 +91,11 @@ const main = async (): Promise<void> => {
   }
 
   try {
-    processes.direct = start("simulator", [...pin.driver, node, ...builtEntry("simulator")], {
-      cwd: root,
-      log: path.join(work, "simulator.log"),
-      env: { SIMULATOR_PORT: String(ports.simulator), SIMULATOR_HOST: "127.0.0.1", SIMULATOR_TOKENIZER: "approximate", SIMULATOR_CHUNK_TOKENS: "1" }
-    })
-    if (targets.includes("floor")) {
-      processes.floor = start("floor", [...pin.underTest, node, "--import", "tsx", "bench/gateway/floorProxy.ts"], {
-        cwd: root,
-        log: path.join(work, "floor.log"),
-        env: { FLOOR_PORT: String(ports.floor), FLOOR_UPSTREAM: simulatorUrl }
-      })
-    }
-    const serviceEnv = (port: number, data: string) => ({
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      DATA_DIR: data,
-      ADMIN_TOKEN: adminToken,
-      LOG_LEVEL: "info",
-      UPSTREAM_PROVIDER_A_EU_URL: simulatorUrl,
-      UPSTREAM_PROVIDER_A_EU_KEY: "bench",
-      UPSTREAM_PROVIDER_B_EU_URL: simulatorUrl,
-      UPSTREAM_PROVIDER_B_EU_KEY: "bench"
-    })
+    processes.direct = startSimulator(pin, ports.simulator, path.join(work, "simulator.log"))
+    if (targets.includes("floor")) processes.floor = startFloor(pin, ports.floor, simulatorUrl, path.join(work, "floor.log"))
     if (targets.includes("service")) {
       const profile = process.env.BENCH_PROFILE === "1" ? ["--cpu-prof", "--cpu-prof-dir", path.join(work, "profile")] : []
-      // Per-request log lines are part of the cost: written at the default level, to /dev/null.
-      processes.service = start("service", [...pin.underTest, node, ...profile, ...builtEntry("main")], {
-        cwd: root,
-        log: "/dev/null",
-        env: serviceEnv(ports.service, dataDir)
-      })
+      processes.service = startService(pin, { port: ports.service, dataDir, simulatorUrl, nodeFlags: profile })
     }
     const variantEnv: Partial<Record<TargetName, Record<string, string>>> = {
       "service-bare": { METRICS: "off" },
@@ -164,76 +104,38 @@ const main = async (): Promise<void> => {
     for (const variant of observabilityTargets.filter((t) => targets.includes(t))) {
       const data = fs.mkdtempSync(path.join(os.tmpdir(), `gateway-bench-${variant}-`))
       variantDataDirs.push(data)
-      processes[variant] = start(variant, [...pin.underTest, node, ...builtEntry("main")], {
-        cwd: root,
-        log: "/dev/null",
-        env: { ...serviceEnv(ports[variant], data), ...variantEnv[variant] }
-      })
+      processes[variant] = startService(pin, { name: variant, port: ports[variant], dataDir: data, simulatorUrl, env: variantEnv[variant] ?? {} })
     }
     if (baselineDir !== undefined) {
       // The earlier build, run exactly as the current one (same flags, its own data folder).
-      processes.baseline = start("baseline", [...pin.underTest, node, ...builtEntry("main")], {
-        cwd: baselineDir,
-        log: "/dev/null",
-        env: serviceEnv(ports.baseline, baselineDataDir)
-      })
+      processes.baseline = startService(pin, { name: "baseline", port: ports.baseline, dataDir: baselineDataDir, simulatorUrl, cwd: baselineDir })
     }
     if (peerEntry !== undefined) {
-      processes.peer = start(
-        "peer",
-        [...pin.underTest, node, "--import", path.join(import.meta.dirname, "bindLoopback.mjs"), peerEntry, `--port=${ports.peer}`, "--headless"],
-        { cwd: path.dirname(peerEntry), log: path.join(work, "peer.log"), env: { NODE_ENV: "production" } }
-      )
+      processes.peer = startPeer(pin, peerEntry, ports.peer, path.join(work, "peer.log"))
     }
     for (const target of [...targets, "direct" as const]) await waitForPort(target === "direct" ? ports.simulator : ports[target], 120_000)
     // A key of each instance of the service (each has its own database).
     const keys = new Map<TargetName, string>()
     for (const t of targets) if (t !== "direct" && isService(t)) keys.set(t, await provision(`http://127.0.0.1:${ports[t]}`))
-    const keyed = (t: TargetName) => ({ authorization: `Bearer ${keys.get(t) ?? ""}` })
-    const chat = JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: prompt }] })
-    const chatStream = JSON.stringify({ model: "chatgen-4o", stream: true, messages: [{ role: "user", content: prompt }] })
+    const via = (t: TargetName): Via =>
+      isService(t) ? { kind: "service", key: keys.get(t) ?? "" } : t === "peer" ? { kind: "peer", simulatorUrl } : { kind: "plain" }
     const embeddings = JSON.stringify({ model: "text-embedding-ada-002", input: "The quick brown fox jumps over the lazy dog." })
     const messages = JSON.stringify({
       model: "assistantmodel-sonnet-4-5-20250929",
       max_tokens: 100,
       stream: true,
-      messages: [{ role: "user", content: prompt }]
+      messages: [{ role: "user", content: twentyTokens }]
     })
-    const messagesHeaders = { "anthropic-version": "2023-06-01" }
-    const plain = (p: string, body: string, headers: Record<string, string> = {}) => ({ path: p, body, headers })
+    const workload = (name: string, stream: boolean, family: Family, body: string): Workload => ({
+      name,
+      stream,
+      request: (t) => forwarded(via(t), family, body)
+    })
     const allWorkloads: ReadonlyArray<Workload> = [
-      {
-        name: "chat completion JSON",
-        stream: false,
-        request: (t) =>
-          isService(t) ? plain("/provider_a/eu/v1/chat/completions", chat, keyed(t))
-          : t === "peer" ? plain("/v1/chat/completions", chat, peerHeaders(simulatorUrl, "openai"))
-          : plain("/v1/chat/completions", chat)
-      },
-      {
-        name: "chat completion stream (20 chunks)",
-        stream: true,
-        request: (t) =>
-          isService(t) ? plain("/provider_a/eu/v1/chat/completions", chatStream, keyed(t))
-          : t === "peer" ? plain("/v1/chat/completions", chatStream, peerHeaders(simulatorUrl, "openai"))
-          : plain("/v1/chat/completions", chatStream)
-      },
-      {
-        name: "embeddings",
-        stream: false,
-        request: (t) =>
-          isService(t) ? plain("/provider_a/eu/v1/embeddings", embeddings, keyed(t))
-          : t === "peer" ? plain("/v1/embeddings", embeddings, peerHeaders(simulatorUrl, "openai"))
-          : plain("/v1/embeddings", embeddings)
-      },
-      {
-        name: "messages stream (20 chunks)",
-        stream: true,
-        request: (t) =>
-          isService(t) ? plain("/provider_b/eu/v1/messages", messages, { ...keyed(t), ...messagesHeaders })
-          : t === "peer" ? plain("/v1/messages", messages, { ...peerHeaders(simulatorUrl, "anthropic"), ...messagesHeaders })
-          : plain("/v1/messages", messages, messagesHeaders)
-      }
+      workload("chat completion JSON", false, "chat", chatBody({ stream: false })),
+      workload("chat completion stream (20 chunks)", true, "chat", chatBody({ stream: true })),
+      workload("embeddings", false, "embeddings", embeddings),
+      workload("messages stream (20 chunks)", true, "messages", messages)
     ]
     const workloads = allWorkloads.filter((w) => process.env.BENCH_WORKLOADS === undefined || process.env.BENCH_WORKLOADS.split(",").some((n) => w.name.startsWith(n)))
 
@@ -277,20 +179,15 @@ const main = async (): Promise<void> => {
             if (request === undefined || broken.has(`${w.name}|${t}`)) continue
             const target = processes[t]!
             if (warmup > 0) await wrk(pin.driver, work, urlOf(t), request, connections, warmup)
-            const tree = processTree(target.pid)
-            const cpuBefore = cpuSeconds(tree)
-            const ownBefore = cpuSeconds([target.pid])
-            const result = await wrk(pin.driver, work, urlOf(t), request, connections, seconds)
-            const cpuAfter = cpuSeconds(tree)
-            const ownMsPerRequest = ((cpuSeconds([target.pid]) - ownBefore) * 1000) / result.requests
+            const { result, cpuMsPerRequest, ownMsPerRequest } = await wrkWithCpu(pin.driver, work, urlOf(t), request, connections, seconds, target.pid)
             const m = slot(w, t)
             ;(connections === 1 ? m.c1 : m.c32).push(result)
-            if (connections === 32) m.cpuMsPerRequest.push(((cpuAfter - cpuBefore) * 1000) / result.requests)
+            if (connections === 32) m.cpuMsPerRequest.push(cpuMsPerRequest)
             m.rssMb = peakRssMb(target.pid)
             if (connections === 1 && w.stream) m.ttfb.push(await timeToFirstByte(urlOf(t), request, Math.min(2, seconds)))
             process.stdout.write(
               `round ${round} ${w.name} c=${connections} ${t}: ${result.rps.toFixed(0)} rps p50 ${result.p50Ms.toFixed(3)} ms` +
-                ` p99 ${result.p99Ms.toFixed(3)} ms cpu ${(((cpuAfter - cpuBefore) * 1000) / result.requests).toFixed(3)} ms/req` +
+                ` p99 ${result.p99Ms.toFixed(3)} ms cpu ${cpuMsPerRequest.toFixed(3)} ms/req` +
                 ` (own process ${ownMsPerRequest.toFixed(3)})${result.errors > 0 ? ` errors ${result.errors}` : ""}\n`
             )
           }

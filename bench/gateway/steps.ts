@@ -15,6 +15,7 @@ import { writeSection } from "../results"
 import { ensureWrk, median, type Request, wrk } from "./load"
 import { summarise } from "./profileSummary"
 import { cpuSeconds, freePort, pinning, start, type Started, stop, waitForPort } from "./processes"
+import { adminToken, pacedTwentyTokens, serviceEnv, startFloor, startSimulator, twentyTokens } from "./targets"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const work = path.join(root, "bench/.work/gateway")
@@ -22,8 +23,6 @@ const seconds = Number(process.env.BENCH_SECONDS ?? "3")
 const rounds = Number(process.env.BENCH_ROUNDS ?? "3")
 const connections = Number(process.env.BENCH_CONNECTIONS ?? "8")
 const profiled = process.env.BENCH_PROFILE
-const adminToken = "bench-admin-token-0123456789"
-const prompt = "Say something short. [simulator output_tokens=20 chunk_tokens=1]"
 
 interface Step {
   readonly name: string
@@ -38,10 +37,10 @@ interface Step {
 }
 
 const chat = (fields: Record<string, unknown> = {}) =>
-  JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: prompt }], ...fields })
+  JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: twentyTokens }], ...fields })
 const chatPath = "/provider_a/eu/v1/chat/completions"
 /** As LLM streams arrive: one event at a time, a millisecond apart, each its own read and write. */
-const pacedPrompt = "Say something short. [simulator output_tokens=20 chunk_tokens=1 chunk_delay_ms=1]"
+const pacedPrompt = pacedTwentyTokens(1)
 const pacedStream = () => JSON.stringify({ model: "chatgen-4o", stream: true, messages: [{ role: "user", content: pacedPrompt }] })
 
 /** A key of a workspace with limits that never bind, and one of a workspace out of requests for the minute. */
@@ -127,27 +126,14 @@ const main = async (): Promise<void> => {
   const node = process.execPath
   const started: Array<Started> = []
   try {
-    started.push(start("simulator", [...pin.driver, node, ...builtEntry("simulator")], {
-      cwd: root,
-      log: path.join(work, "steps-simulator.log"),
-      env: { SIMULATOR_PORT: String(ports.simulator), SIMULATOR_HOST: "127.0.0.1", SIMULATOR_TOKENIZER: "approximate", SIMULATOR_CHUNK_TOKENS: "1" }
-    }))
-    const floor = start("floor", [...pin.underTest, node, "--import", "tsx", "bench/gateway/floorProxy.ts"], {
-      cwd: root,
-      log: path.join(work, "steps-floor.log"),
-      env: { FLOOR_PORT: String(ports.floor), FLOOR_UPSTREAM: simulatorUrl }
-    })
+    started.push(startSimulator(pin, ports.simulator, path.join(work, "steps-simulator.log")))
+    const floor = startFloor(pin, ports.floor, simulatorUrl, path.join(work, "steps-floor.log"))
     const service = start("service", [...pin.underTest, node, ...(process.env.BENCH_SERVICE_FLAGS ?? "").split(" ").filter(Boolean), ...(profiled === undefined ? builtEntry("main") : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, bundled()])], {
       cwd: root,
       log: "/dev/null",
       env: {
-        PORT: String(ports.service),
-        HOST: "127.0.0.1",
-        DATA_DIR: dataDir,
-        ADMIN_TOKEN: adminToken,
+        ...serviceEnv(ports.service, dataDir, simulatorUrl),
         LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
-        UPSTREAM_PROVIDER_A_EU_URL: simulatorUrl,
-        UPSTREAM_PROVIDER_A_EU_KEY: "bench",
         // Named, as the bundle does not sit where src/config.ts looks for its default.
         PRICE_TABLE_FILE: path.join(root, "config/prices.json")
       }

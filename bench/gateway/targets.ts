@@ -1,0 +1,146 @@
+// The processes the gateway benchmarks measure and how each is asked: the simulator (the upstream, and the target
+// "direct"), the floor, the service and the peer gateway, started pinned as bench:gateway runs them; a key of a
+// workspace whose limits never bind; the forwarded requests in each target's own routing.
+import * as path from "node:path"
+import { builtEntry } from "../../test/support/builtService"
+import type { Request } from "./load"
+import { peerHeaders } from "./peer"
+import { type pinning, start, type Started } from "./processes"
+
+export type Pinning = ReturnType<typeof pinning>
+
+const root = path.resolve(import.meta.dirname, "../..")
+const node = process.execPath
+
+export const adminToken = "bench-admin-token-0123456789"
+
+/** 20 output tokens, one per chunk: a streamed answer has 20 content chunks. */
+export const twentyTokens = "Say something short. [simulator output_tokens=20 chunk_tokens=1]"
+
+/** The same 20 chunks, `delayMs` apart: the simulator paces its events when the prompt asks it to. */
+export const pacedTwentyTokens = (delayMs: number): string =>
+  `Say something short. [simulator output_tokens=20 chunk_tokens=1 chunk_delay_ms=${delayMs}]`
+
+export const chatBody = (options: { readonly stream: boolean; readonly prompt?: string }): string =>
+  JSON.stringify({
+    model: "chatgen-4o",
+    ...(options.stream ? { stream: true } : {}),
+    messages: [{ role: "user", content: options.prompt ?? twentyTokens }]
+  })
+
+/** The simulator on the driver's core, with zero delay unless a request asks for one. */
+export const startSimulator = (pin: Pinning, port: number, log: string): Started =>
+  start("simulator", [...pin.driver, node, ...builtEntry("simulator")], {
+    cwd: root,
+    log,
+    env: { SIMULATOR_PORT: String(port), SIMULATOR_HOST: "127.0.0.1", SIMULATOR_TOKENIZER: "approximate", SIMULATOR_CHUNK_TOKENS: "1" }
+  })
+
+/** The floor (floorProxy.ts) on the core under test; `connections`: its upstream pool's size (64 unless given). */
+export const startFloor = (pin: Pinning, port: number, upstreamUrl: string, log: string, connections?: number): Started =>
+  start("floor", [...pin.underTest, node, "--import", "tsx", "bench/gateway/floorProxy.ts"], {
+    cwd: root,
+    log,
+    env: { FLOOR_PORT: String(port), FLOOR_UPSTREAM: upstreamUrl, ...(connections === undefined ? {} : { FLOOR_CONNECTIONS: String(connections) }) }
+  })
+
+/** The service's settings in a benchmark: its own data folder, both providers' upstreams on the simulator. */
+export const serviceEnv = (port: number, dataDir: string, simulatorUrl: string): Record<string, string> => ({
+  PORT: String(port),
+  HOST: "127.0.0.1",
+  DATA_DIR: dataDir,
+  ADMIN_TOKEN: adminToken,
+  LOG_LEVEL: "info",
+  UPSTREAM_PROVIDER_A_EU_URL: simulatorUrl,
+  UPSTREAM_PROVIDER_A_EU_KEY: "bench",
+  UPSTREAM_PROVIDER_B_EU_URL: simulatorUrl,
+  UPSTREAM_PROVIDER_B_EU_KEY: "bench"
+})
+
+/**
+ * The built service on the core under test, as `npm start` runs it. Per-request log lines are part of the cost:
+ * written at the default level, to /dev/null. `cwd`: another build's folder; `nodeFlags`: before its entry.
+ */
+export const startService = (
+  pin: Pinning,
+  options: {
+    readonly name?: string
+    readonly port: number
+    readonly dataDir: string
+    readonly simulatorUrl: string
+    readonly cwd?: string
+    readonly nodeFlags?: ReadonlyArray<string>
+    readonly env?: Record<string, string>
+  }
+): Started =>
+  start(options.name ?? "service", [...pin.underTest, node, ...(options.nodeFlags ?? []), ...builtEntry("main")], {
+    cwd: options.cwd ?? root,
+    log: "/dev/null",
+    env: { ...serviceEnv(options.port, options.dataDir, options.simulatorUrl), ...options.env }
+  })
+
+/** The peer gateway with its own start script, bound to 127.0.0.1 by a preloaded listen patch. */
+export const startPeer = (pin: Pinning, entry: string, port: number, log: string): Started =>
+  start(
+    "peer",
+    [...pin.underTest, node, "--import", path.join(import.meta.dirname, "bindLoopback.mjs"), entry, `--port=${port}`, "--headless"],
+    { cwd: path.dirname(entry), log, env: { NODE_ENV: "production" } }
+  )
+
+const adminPost = async (url: string, body: unknown): Promise<Record<string, unknown>> => {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+  if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${await response.text()}`)
+  return (await response.json()) as Record<string, unknown>
+}
+
+const unbound = { requestsPerMinute: 100_000_000, tokensPerMinute: 1_000_000_000 }
+
+/** A workspace whose limits are on but never binding, and a key of it. */
+export const provision = async (serviceUrl: string): Promise<string> => {
+  const workspace = await adminPost(`${serviceUrl}/admin/workspaces`, {
+    name: "gateway-bench",
+    settings: {
+      rateLimits: {
+        families: { chat_completions: unbound, embeddings: unbound, messages: unbound },
+        models: { "chatgen-4o": unbound, "assistantmodel-sonnet-4-5-20250929": unbound, "text-embedding-ada-002": unbound }
+      }
+    }
+  })
+  const key = await adminPost(`${serviceUrl}/admin/workspaces/${String(workspace.id)}/api-keys`, {
+    name: "bench",
+    scopes: ["COMPLETION_API"]
+  })
+  return String(key.key)
+}
+
+/** How a target is asked: the service with a key, the peer routed to the simulator, or plainly (simulator, floor). */
+export type Via =
+  | { readonly kind: "service"; readonly key: string }
+  | { readonly kind: "peer"; readonly simulatorUrl: string }
+  | { readonly kind: "plain" }
+
+export type Family = "chat" | "embeddings" | "messages"
+
+const servicePaths: Record<Family, string> = {
+  chat: "/provider_a/eu/v1/chat/completions",
+  embeddings: "/provider_a/eu/v1/embeddings",
+  messages: "/provider_b/eu/v1/messages"
+}
+const plainPaths: Record<Family, string> = { chat: "/v1/chat/completions", embeddings: "/v1/embeddings", messages: "/v1/messages" }
+
+/** One forwarded request of a family, as the target routes it. */
+export const forwarded = (via: Via, family: Family, body: string): Request => {
+  const protocol: Record<string, string> = family === "messages" ? { "anthropic-version": "2023-06-01" } : {}
+  switch (via.kind) {
+    case "service":
+      return { path: servicePaths[family], body, headers: { authorization: `Bearer ${via.key}`, ...protocol } }
+    case "peer":
+      return { path: plainPaths[family], body, headers: { ...peerHeaders(via.simulatorUrl, family === "messages" ? "anthropic" : "openai"), ...protocol } }
+    case "plain":
+      return { path: plainPaths[family], body, headers: protocol }
+  }
+}
