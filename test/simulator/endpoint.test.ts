@@ -215,6 +215,31 @@ describe("simulated faults and timing", () => {
       })
     )
 
+    it.effect("paces the same events it sends at once without a chunk delay, on both stream formats", () =>
+      Effect.gen(function* () {
+        const requests: ReadonlyArray<{ readonly path: string; readonly body: string; readonly headers: Record<string, string> }> = [
+          { path: "/v1/chat/completions", body: JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: "hi" }], stream: true }), headers: {} },
+          {
+            path: "/v1/messages",
+            body: JSON.stringify({ model: "assistantmodel-sonnet-4-20250514", max_tokens: 20, messages: [{ role: "user", content: "hi" }], stream: true }),
+            headers: { "anthropic-version": "2023-06-01" }
+          }
+        ]
+        // Ids and timestamps differ from one answer to the next; the events' kinds and contents must not.
+        const shape = (text: string) =>
+          text.split("\n\n").filter((event) => event.length > 0).map((event) => event.replace(/"(id|created)":("[^"]*"|\d+)/g, ""))
+        for (const { path, body, headers } of requests) {
+          const common = { ...headers, "x-simulator-output-tokens": "4" }
+          const atOnce = yield* post(path, body, common)
+          const paced = yield* post(path, body, { ...common, "x-simulator-chunk-delay-ms": "5" })
+          expect(paced.headers.get("content-type")).toBe(atOnce.headers.get("content-type"))
+          const [atOnceText, pacedText] = yield* Effect.promise(() => Promise.all([atOnce.text(), paced.text()]))
+          expect(shape(pacedText).length).toBeGreaterThan(5)
+          expect(shape(pacedText)).toEqual(shape(atOnceText))
+        }
+      })
+    )
+
     it.effect("sends an event with cut-short JSON inside a stream", () =>
       Effect.gen(function* () {
         const response = yield* post(
