@@ -20,7 +20,7 @@ import { writeSection } from "../results"
 import { ensureWrk, median, type Request, timeToFirstByte, wrk, wrkWithCpu, type WrkResult } from "./load"
 import { installPeer, peerVersion } from "./peer"
 import { freePort, peakRssMb, pinning, type Started, stop, waitForPort } from "./processes"
-import { chatBody, type Family, forwarded, provision, startFloor, startPeer, startService, startSimulator, twentyTokens, type Via } from "./targets"
+import { chatBody, failureOf, type Family, forwarded, provision, startFloor, startPeer, startService, startSimulator, twentyTokens, type Via } from "./targets"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const work = path.join(root, "bench/.work/gateway")
@@ -149,21 +149,12 @@ const main = async (): Promise<void> => {
       results.set(key, fresh)
       return fresh
     }
-    const probe = async (t: TargetName, request: Request): Promise<string | undefined> => {
-      const answer = await fetch(urlOf(t) + request.path, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...request.headers },
-        body: request.body
-      })
-      const text = await answer.text()
-      return answer.status === 200 ? undefined : `${answer.status} ${text.slice(0, 200)}`
-    }
     // A target that cannot answer a workload is reported, not measured.
     const broken = new Map<string, string>()
     for (const w of workloads) {
       for (const t of targets) {
         const request = w.request(t)
-        const failure = request === undefined ? "not routed" : await probe(t, request)
+        const failure = request === undefined ? "not routed" : await failureOf(urlOf(t), request)
         if (failure !== undefined) {
           broken.set(`${w.name}|${t}`, failure)
           process.stdout.write(`! ${t} / ${w.name}: ${failure}\n`)

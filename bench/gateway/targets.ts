@@ -21,11 +21,13 @@ export const twentyTokens = "Say something short. [simulator output_tokens=20 ch
 export const pacedTwentyTokens = (delayMs: number): string =>
   `Say something short. [simulator output_tokens=20 chunk_tokens=1 chunk_delay_ms=${delayMs}]`
 
-export const chatBody = (options: { readonly stream: boolean; readonly prompt?: string }): string =>
+/** A chat completion request; `fields`: more members of the body (e.g. stream_options). */
+export const chatBody = (options: { readonly stream: boolean; readonly prompt?: string; readonly fields?: Record<string, unknown> }): string =>
   JSON.stringify({
     model: "chatgen-4o",
     ...(options.stream ? { stream: true } : {}),
-    messages: [{ role: "user", content: options.prompt ?? twentyTokens }]
+    messages: [{ role: "user", content: options.prompt ?? twentyTokens }],
+    ...options.fields
   })
 
 /** The simulator on the driver's core, with zero delay unless a request asks for one. */
@@ -143,4 +145,15 @@ export const forwarded = (via: Via, family: Family, body: string): Request => {
     case "plain":
       return { path: plainPaths[family], body, headers: protocol }
   }
+}
+
+/** Why one request of the workload is not answered 200 by the target, or undefined when it is. */
+export const failureOf = async (baseUrl: string, request: Request): Promise<string | undefined> => {
+  const answer = await fetch(baseUrl + request.path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...request.headers },
+    body: request.body
+  })
+  const text = await answer.text()
+  return answer.status === 200 ? undefined : `${answer.status} ${text.slice(0, 200)}`
 }
