@@ -7,8 +7,13 @@ import * as path from "node:path"
 
 export const peerVersion = "1.15.2"
 
+const entryIn = (dir: string): string => path.join(dir, "node_modules/@portkey-ai/gateway/build/start-server.js")
+
+/** The peer's start script when an earlier run installed it into `dir`. */
+export const installedPeer = (dir: string): string | undefined => (fs.existsSync(entryIn(dir)) ? entryIn(dir) : undefined)
+
 export const installPeer = (dir: string): string => {
-  const entry = path.join(dir, "node_modules/@portkey-ai/gateway/build/start-server.js")
+  const entry = entryIn(dir)
   const manifest = {
     name: "peer-gateway-scratch",
     private: true,

@@ -1,5 +1,5 @@
 // Starting the processes of the benchmark pinned to a core, waiting for them, and reading their CPU time and peak RSS.
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 
@@ -105,4 +105,30 @@ export const stop = async (started: Started): Promise<void> => {
   const timer = setTimeout(() => started.child.kill("SIGKILL"), 10_000)
   await exited
   clearTimeout(timer)
+}
+
+/** This process's soft and hard limits on open files (/proc/self/limits; "unlimited" as Infinity). */
+export const openFilesLimit = (): { readonly soft: number; readonly hard: number } => {
+  const line = /^Max open files\s+(\S+)\s+(\S+)/m.exec(fs.readFileSync("/proc/self/limits", "utf8"))
+  const value = (text: string | undefined) => (text === "unlimited" ? Infinity : Number(text))
+  return { soft: value(line?.[1]), hard: value(line?.[2]) }
+}
+
+/**
+ * Node raises its soft limit on open files to the hard limit by itself, but cannot raise the hard one. When that is
+ * below `needed` and a shell may raise it (root with CAP_SYS_RESOURCE), this script runs again under
+ * `sh -c 'ulimit -n …'` (its children, the processes under test, inherit the limit) and this process exits with its
+ * status. Otherwise returns the limit, which may still be too low.
+ */
+export const ensureOpenFiles = (needed: number): number => {
+  const { soft } = openFilesLimit()
+  if (soft >= needed || process.env.BENCH_OPEN_FILES_RAISED === "1") return soft
+  if (spawnSync("/bin/sh", ["-c", `ulimit -n ${needed}`], { stdio: "ignore" }).status !== 0) return soft
+  process.stdout.write(`open files: raising the limit from ${soft} to ${needed} and starting again\n`)
+  const again = spawnSync(
+    "/bin/sh",
+    ["-c", `ulimit -n ${needed} && exec "$0" "$@"`, process.execPath, ...process.execArgv, ...process.argv.slice(1)],
+    { stdio: "inherit", env: { ...process.env, BENCH_OPEN_FILES_RAISED: "1" } }
+  )
+  process.exit(again.status ?? 1)
 }
