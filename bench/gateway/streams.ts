@@ -51,6 +51,8 @@ const targets: ReadonlyArray<Target> = (() => {
 interface Measured {
   readonly timings: Array<StreamTiming>
   readonly cpuMsPerStream: Array<number>
+  /** The client's and the simulator's CPU together, in % of one core: they share the driver's core. */
+  readonly driverCpuPercent: Array<number>
   readonly clientCpuPercent: Array<number>
   readonly clientLoopDelayP99Ms: Array<number>
   rssMb: number
@@ -113,13 +115,17 @@ const main = async (): Promise<void> => {
           const pid = processes[t]!.pid
           const tree = processTree(pid)
           const cpuBefore = cpuSeconds(tree)
+          const simulatorBefore = cpuSeconds([processes.direct.pid])
           const run = await load(t, streams, seconds)
           const cpuMsPerStream = ((cpuSeconds(tree) - cpuBefore) * 1000) / run.timings.length
+          const driverCpuPercent = run.clientCpuPercent + ((cpuSeconds([processes.direct.pid]) - simulatorBefore) * 1000 * 100) / run.wallMs
           const key = `${streams}|${t}`
-          const m = results.get(key) ?? { timings: [], cpuMsPerStream: [], clientCpuPercent: [], clientLoopDelayP99Ms: [], rssMb: Number.NaN }
+          const m = results.get(key) ??
+            { timings: [], cpuMsPerStream: [], driverCpuPercent: [], clientCpuPercent: [], clientLoopDelayP99Ms: [], rssMb: Number.NaN }
           results.set(key, m)
           m.timings.push(...run.timings)
           m.cpuMsPerStream.push(cpuMsPerStream)
+          m.driverCpuPercent.push(driverCpuPercent)
           m.clientCpuPercent.push(run.clientCpuPercent)
           m.clientLoopDelayP99Ms.push(run.clientLoopDelayP99Ms)
           m.rssMb = peakRssMb(pid)
@@ -127,7 +133,7 @@ const main = async (): Promise<void> => {
           process.stdout.write(
             `round ${round} ${streams} streams ${t}: ${s.streams} streams, ${s.stalled} stalled; first event p50 ${s.firstEvent.p50.toFixed(1)} ` +
               `p99 ${s.firstEvent.p99.toFixed(1)} ms; gap p50 ${s.gaps.p50.toFixed(1)} p99 ${s.gaps.p99.toFixed(1)} max ${s.gaps.max.toFixed(1)} ms; ` +
-              `CPU ${cpuMsPerStream.toFixed(2)} ms a stream; client CPU ${run.clientCpuPercent.toFixed(0)} %, loop delay p99 ${run.clientLoopDelayP99Ms.toFixed(1)} ms\n`
+              `CPU ${cpuMsPerStream.toFixed(2)} ms a stream; driver core ${driverCpuPercent.toFixed(0)} % (client ${run.clientCpuPercent.toFixed(0)} %), client loop delay p99 ${run.clientLoopDelayP99Ms.toFixed(1)} ms\n`
           )
         }
       }
@@ -150,9 +156,10 @@ const report = (results: Map<string, Measured>, note: string): string => {
       `(${rounds} round${rounds === 1 ? "" : "s"}, targets interleaved), started over ${rampMs} ms, from loopback addresses 127.0.0.2… (${perAddress} connections each). ` +
       `Gaps: between consecutive events of a stream, as the client read them; added: less the direct baseline's at the same count. ` +
       `Stalled: a gap or a first event over ${stallMs} ms, or a stream that failed or did not end within ${drainMs / 1000} s of the load's end. ` +
-      "CPU: the target's process and children per stream. Client: its CPU in % of a core and event-loop delay p99 (what it may have added to a gap).",
+      "CPU: the target's process and children per stream. Driver: the client's and the simulator's CPU together in % of their one core " +
+      `(near 100, they are the limit: the baseline's own gaps and stalls show it), the client's share, and its event-loop delay p99 (what it may have added to a gap).`,
     "",
-    "| streams | target | streams run | stalled (gap · first event · failed) | first event p50 / p99 ms | gap p50 / p99 / max ms | added gap p50 / p99 ms | CPU ms a stream | peak RSS MB | client CPU % · loop p99 ms |",
+    "| streams | target | streams run | stalled (gap · first event · failed) | first event p50 / p99 ms | gap p50 / p99 / max ms | added gap p50 / p99 ms | CPU ms a stream | peak RSS MB | driver CPU % (client) · client loop p99 ms |",
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
   ]
   const verdicts: Array<string> = []
@@ -160,6 +167,13 @@ const report = (results: Map<string, Measured>, note: string): string => {
   for (const streams of streamCounts) {
     const direct = results.get(`${streams}|direct`)
     const base = direct === undefined ? undefined : summarise(direct.timings, stallMs)
+    const busiest = Math.max(...targets.flatMap((t) => results.get(`${streams}|${t}`)?.driverCpuPercent ?? []))
+    if (busiest >= 90 || (base !== undefined && base.stalled > 0)) {
+      verdicts.push(
+        `- ${streams} streams: the driver's core (client and simulator) was ${busiest.toFixed(0)} % busy and the direct baseline stalled ` +
+          `${base?.stalled ?? "?"} streams: at this count the figures measure the driver as well as the gateways`
+      )
+    }
     for (const t of targets) {
       const m = results.get(`${streams}|${t}`)
       if (m === undefined) continue
@@ -170,7 +184,7 @@ const report = (results: Map<string, Measured>, note: string): string => {
       lines.push(
         `| ${streams} | ${t} | ${s.streams} | ${s.stalled} (${s.longGap} · ${s.lateFirstEvent} · ${failed}) | ${f(s.firstEvent.p50)} / ${f(s.firstEvent.p99)} | ` +
           `${f(s.gaps.p50)} / ${f(s.gaps.p99)} / ${f(s.gaps.max)} | ${f(addedP50)} / ${f(addedP99)} | ${t === "direct" ? "–" : f(median(m.cpuMsPerStream), 2)} | ` +
-          `${t === "direct" ? "–" : f(m.rssMb, 0)} | ${f(Math.max(...m.clientCpuPercent), 0)} · ${f(Math.max(...m.clientLoopDelayP99Ms))} |`
+          `${t === "direct" ? "–" : f(m.rssMb, 0)} | ${f(Math.max(...m.driverCpuPercent), 0)} (${f(Math.max(...m.clientCpuPercent), 0)}) · ${f(Math.max(...m.clientLoopDelayP99Ms))} |`
       )
       if (failed > 0) failureLines.push(`- ${streams} streams, ${t}: ${[...s.failures].map(([reason, n]) => `${n} × ${reason}`).join(", ")}`)
       if (t === "service" || t === "peer") {
@@ -179,7 +193,7 @@ const report = (results: Map<string, Measured>, note: string): string => {
       }
     }
   }
-  return [...lines, ...(failureLines.length > 0 ? ["", "Failed streams, by reason:", "", ...failureLines] : []), ...(verdicts.length > 0 ? ["", "Targets (issue 26):", "", ...verdicts] : [])].join("\n")
+  return [...lines, ...(failureLines.length > 0 ? ["", "Failed streams, by reason:", "", ...failureLines] : []), ...(verdicts.length > 0 ? ["", "Targets (issue 26) and the baseline's health:", "", ...verdicts] : [])].join("\n")
 }
 
 await main()
