@@ -80,17 +80,31 @@ export const steps = [
     }
   },
   {
-    // The tokenizer's rank tables as JSON, which src/services/Tokenizer.ts parses on first use: far less memory
-    // than importing gpt-tokenizer's generated modules (their source text and array literals stay in the heap).
+    // The tokenizer's rank tables packed flat (src/domain/rankTable.ts: token bytes end to end, an offset index and
+    // a hash index), which src/services/Tokenizer.ts reads as they are: ~6 MB for both tables where gpt-tokenizer's
+    // own form held ~29 MB of strings in the heap. The packing code is the service's own, bundled and run here.
     name: "tokenizer",
-    inputs: [],
+    inputs: ["src/domain/rankTable.ts"],
     run: async () => {
+      const { build } = await import("esbuild")
+      const bundled = await build({
+        entryPoints: [path.join(root, "src/domain/rankTable.ts")],
+        bundle: true,
+        write: false,
+        format: "esm",
+        platform: "node",
+        logLevel: "warning"
+      })
+      const source = Buffer.from(bundled.outputFiles[0].text).toString("base64")
+      const { packRanks } = await import(`data:text/javascript;base64,${source}`)
       const out = path.join(dist, "tokenizer")
       fs.mkdirSync(out, { recursive: true })
+      // Tables of earlier builds (JSON) are not read any more.
+      for (const old of fs.readdirSync(out).filter((name) => name.endsWith(".json"))) fs.rmSync(path.join(out, old), { force: true })
       for (const encoding of ["cl100k_base", "o200k_base"]) {
         const { default: ranks } = await import(`gpt-tokenizer/bpeRanks/${encoding}`)
-        const file = path.join(out, `${encoding}.json`)
-        fs.writeFileSync(`${file}.${process.pid}`, JSON.stringify(ranks))
+        const file = path.join(out, `${encoding}.ranks`)
+        fs.writeFileSync(`${file}.${process.pid}`, packRanks(ranks))
         fs.renameSync(`${file}.${process.pid}`, file)
       }
     }

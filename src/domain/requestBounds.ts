@@ -9,6 +9,13 @@ import { TooManyMessages } from "./refusals"
  */
 export const minTokensPerMessage = 3
 
+/**
+ * The most bytes one token holds in the published encodings (o200k_base and cl100k_base: 128; a test checks the
+ * tables). A text of more bytes than its model's context times this cannot fit, whatever its words: it is refused
+ * on its length alone, before any tokenizing. The same bound serves the models whose tokenizer is not published.
+ */
+export const maxTokenBytes = 128
+
 /** The largest context of the catalog: the bound of a model outside it (a workspace's own). */
 const largestContext = Math.max(...MODEL_CATALOG.map((model) => model.contextLength))
 
