@@ -1,5 +1,6 @@
 /**
- * The CSV layouts of the five usage exports (layout version `v1`; the models export `v2`, which added `byok`).
+ * The CSV layouts of the five usage exports (layout version `v1`; the models export `v3`: `v2` added `byok`,
+ * `v3` added `clamped`).
  *
  * Every export has one row per entity per local day of the reporting zone (days cut at local midnight,
  * DST-aware: a day may last 23 or 25 hours). Only entity-days with activity have a row. Rows are
@@ -141,7 +142,8 @@ const projects: ExportLayout = {
 const models: ExportLayout = {
   kind: "models",
   // v2: `byok` added at the end; API traffic with the workspace's own provider key is its own row.
-  version: "v2",
+  // v3: `clamped` added at the end.
+  version: "v3",
   rowGrain: "one row per model, provider, region, source and key (the workspace's own or the service's) per local day with at least one request",
   columns: [
     ...period,
@@ -160,6 +162,10 @@ const models: ExportLayout = {
     text(
       "byok",
       "`true` for API requests sent upstream with the workspace's own provider key, `false` for those sent with the service's key; empty for platform messages"
+    ),
+    integer(
+      "clamped",
+      "API requests whose usage, as the upstream reported it, was out of bounds and recorded bounded (input at most the model's context window, output at most the request's maximum output, negatives as 0); their tokens and cost are the bounded ones. 0 when none; empty for platform messages"
     )
   ]
 }

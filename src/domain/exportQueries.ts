@@ -351,7 +351,7 @@ g AS (
          t.requests, 0::bigint AS failed_requests, t.input_tokens, t.output_tokens,
          round(coalesce(t.input_tokens * p.input_usd_per_million
                         + t.output_tokens * p.output_usd_per_million, 0) / 1000000, 6) AS cost_usd,
-         NULL::bigint AS latency_avg_ms, NULL::text AS byok
+         NULL::bigint AS latency_avg_ms, NULL::text AS byok, NULL::bigint AS clamped
   FROM platform_tokens t
   LEFT JOIN prices p ON p.model = t.model
   UNION ALL
@@ -359,7 +359,9 @@ g AS (
          -- A stream cut by an upstream failure was answered 200 but failed; a cancelled one (the client
          -- went away) did not fail.
          count(*), count(*) FILTER (WHERE a.status >= 400 OR a.outcome = 'failed'), sum(a.input_tokens), sum(a.output_tokens),
-         round(sum(a.cost_usd), 6), round(avg(a.latency_ms))::bigint, a.byok::text
+         round(sum(a.cost_usd), 6), round(avg(a.latency_ms))::bigint, a.byok::text,
+         -- Requests whose reported usage was bounded (src/domain/usageBounds.ts).
+         count(*) FILTER (WHERE a.clamped)
   FROM api_requests a
   WHERE ${inRange("a", API)}
   GROUP BY 1, 3, 4, 5, a.byok
@@ -371,7 +373,7 @@ ORDER BY g.day, g.source COLLATE "C", g.model COLLATE "C", g.provider COLLATE "C
 
 const modelsColumns = [
   "days.period_start", "days.period_end", "g.source", "g.model", "g.provider", "g.region",
-  "g.requests", "g.failed_requests", "g.input_tokens", "g.output_tokens", "g.cost_usd", "g.latency_avg_ms", "g.byok"
+  "g.requests", "g.failed_requests", "g.input_tokens", "g.output_tokens", "g.cost_usd", "g.latency_avg_ms", "g.byok", "g.clamped"
 ]
 
 const modelsCount = countOf(

@@ -70,9 +70,13 @@ export const parseJson = (text: string): unknown => {
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
+/**
+ * A usage figure as the upstream reported it, negative, fractional or huge as it may be: the Forwarder bounds it
+ * (and flags the record) before anything uses it (src/domain/usageBounds.ts). 0 when absent or not a number.
+ */
 export const numberAt = (record: Record<string, unknown>, key: string): number => {
   const value = record[key]
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0
+  return typeof value === "number" ? value : 0
 }
 
 /**

@@ -153,13 +153,13 @@ const expectedLines: { readonly [K in ExportKind]: ReadonlyArray<string> } = {
     `${DAY_30},p1,Launch,1,1,1,5,5,0.000000`
   ],
   models: [
-    `${DAY_28},api,chatgen-4o,provider_a,eu,2,1,10,20,0.000100,75,false`,
-    `${DAY_28},platform,assistantmodel-x,,,1,0,50,60,0.000000,,`,
-    `${DAY_28},platform,chatgen-4o,provider_a,,2,0,110,220,0.002475,,`,
-    `${DAY_29},api,assistantmodel-x,provider_b,us,1,0,7,8,0.500000,301,false`,
+    `${DAY_28},api,chatgen-4o,provider_a,eu,2,1,10,20,0.000100,75,false,0`,
+    `${DAY_28},platform,assistantmodel-x,,,1,0,50,60,0.000000,,,`,
+    `${DAY_28},platform,chatgen-4o,provider_a,,2,0,110,220,0.002475,,,`,
+    `${DAY_29},api,assistantmodel-x,provider_b,us,1,0,7,8,0.500000,301,false,0`,
     // 1001 × 2.5 + 2001 × 10 = 22512.5 → 0.0225125 → 0.022513
-    `${DAY_29},platform,chatgen-4o,provider_a,,2,0,1001,2001,0.022513,,`,
-    `${DAY_30},platform,assistantmodel-x,,,1,0,5,5,0.000000,,`
+    `${DAY_29},platform,chatgen-4o,provider_a,,2,0,1001,2001,0.022513,,,`,
+    `${DAY_30},platform,assistantmodel-x,,,1,0,5,5,0.000000,,,`
   ]
 }
 
@@ -241,7 +241,7 @@ export const usageLedgerContract = <E>(name: string, backing: Layer.Layer<UsageL
           yield* ledger.insertRequests([a, b, c])
           yield* ledger.insertRequests([c])
           // 3 requests, 3 + 3 + 3 input tokens, latency 12.4 kept as 12
-          expect(yield* apiRows(workspace)).toEqual([`${DAY_28},api,chatgen-4o,provider_a,eu,3,0,9,12,0.003000,12,false`])
+          expect(yield* apiRows(workspace)).toEqual([`${DAY_28},api,chatgen-4o,provider_a,eu,3,0,9,12,0.003000,12,false,0`])
         }))
 
       it.effect("keeps requests sent with the workspace's own key apart from those sent with the service's", () =>
@@ -250,10 +250,26 @@ export const usageLedgerContract = <E>(name: string, backing: Layer.Layer<UsageL
           const ledger = yield* UsageLedger
           yield* ledger.insertRequests([requestRow(workspace, { byok: true }), requestRow(workspace), requestRow(workspace, { byok: true })])
           expect(yield* apiRows(workspace)).toEqual([
-            `${DAY_28},api,chatgen-4o,provider_a,eu,1,0,3,4,0.001000,12,false`,
-            `${DAY_28},api,chatgen-4o,provider_a,eu,2,0,6,8,0.002000,12,true`
+            `${DAY_28},api,chatgen-4o,provider_a,eu,1,0,3,4,0.001000,12,false,0`,
+            `${DAY_28},api,chatgen-4o,provider_a,eu,2,0,6,8,0.002000,12,true,0`
           ])
           expect((yield* exportLines("models", { ...BERLIN, workspaceId: workspace })).total).toBe(2)
+        }))
+
+      it.effect("counts the requests whose usage was bounded (clamped) in the models export's last column", () =>
+        Effect.gen(function*() {
+          const workspace = yield* newWorkspace
+          const ledger = yield* UsageLedger
+          yield* ledger.insertRequests([
+            requestRow(workspace, { clamped: true, outputTokens: 16 }),
+            requestRow(workspace),
+            requestRow(workspace, { clamped: true, inputTokens: 0 }),
+            requestRow(workspace, { byok: true })
+          ])
+          expect(yield* apiRows(workspace)).toEqual([
+            `${DAY_28},api,chatgen-4o,provider_a,eu,3,0,6,24,0.003000,12,false,2`,
+            `${DAY_28},api,chatgen-4o,provider_a,eu,1,0,3,4,0.001000,12,true,0`
+          ])
         }))
 
       it.effect("refuses a batch holding a value out of a column's range, whole, naming the SQLSTATE", () =>

@@ -1,5 +1,17 @@
 import { describe, expect, it } from "vitest"
-import { boundCost, boundCount, boundCounts, boundedCost, maxCostUsd, maxInteger, settledTokens, unknownModelCeiling } from "../../src/domain/usageBounds"
+import { findModel } from "../../src/domain/models"
+import {
+  boundCost,
+  boundCount,
+  boundCounts,
+  boundedCost,
+  boundUsage,
+  maxCostUsd,
+  maxInteger,
+  settledTokens,
+  unknownModelCeiling,
+  usageCeiling
+} from "../../src/domain/usageBounds"
 
 describe("usage bounds", () => {
   it("brings counts into the integer column's range", () => {
@@ -34,6 +46,42 @@ describe("usage bounds", () => {
     ])
     expect(boundedCost(3).clamped).toEqual([])
     expect(boundedCost(-2).clamped).toEqual([{ field: "costUsd", received: "-2", recorded: 0 }])
+  })
+})
+
+describe("usage bounded by what the request could consume", () => {
+  const chatgen4o = findModel("provider_a", "chat_completions", "chatgen-4o")
+
+  it("takes the model's context for input and the request's maximum output, else the model's limit", () => {
+    expect(usageCeiling(chatgen4o, 16)).toEqual({ inputTokens: 128_000, outputTokens: 16 })
+    expect(usageCeiling(chatgen4o, undefined)).toEqual({ inputTokens: 128_000, outputTokens: 16_384 })
+    // FIM's model has no output limit of its own: input and output share its context.
+    expect(usageCeiling(findModel("provider_c", "fim", "codemodel-2501"), undefined)).toEqual({ inputTokens: 256_000, outputTokens: 256_000 })
+    expect(usageCeiling(undefined, undefined)).toEqual({ inputTokens: unknownModelCeiling, outputTokens: unknownModelCeiling })
+  })
+
+  it("records 1e300 claimed tokens as the ceiling, and a negative, NaN or infinite figure, each flagged", () => {
+    const claimed = boundUsage({ inputTokens: 1e300, outputTokens: 1e300 }, usageCeiling(chatgen4o, 16))
+    expect(claimed.value).toEqual({ inputTokens: 128_000, outputTokens: 16 })
+    expect(claimed.clamped.map((field) => field.field)).toEqual(["inputTokens", "outputTokens"])
+    const negative = boundUsage({ inputTokens: -4, outputTokens: Number.NaN }, usageCeiling(chatgen4o, 16))
+    expect(negative.value).toEqual({ inputTokens: 0, outputTokens: 0 })
+    expect(negative.clamped).toEqual([
+      { field: "inputTokens", received: "-4", recorded: 0 },
+      { field: "outputTokens", received: "NaN", recorded: 0 }
+    ])
+    const infinite = boundUsage({ inputTokens: 3, outputTokens: Number.POSITIVE_INFINITY }, usageCeiling(undefined, undefined))
+    expect(infinite.value).toEqual({ inputTokens: 3, outputTokens: unknownModelCeiling })
+    expect(infinite.clamped).toHaveLength(1)
+  })
+
+  it("leaves usage within the bounds as it is, unflagged", () => {
+    expect(boundUsage({ inputTokens: 128_000, outputTokens: 16 }, usageCeiling(chatgen4o, 16))).toEqual({
+      value: { inputTokens: 128_000, outputTokens: 16 },
+      clamped: []
+    })
+    expect(boundCount(5, 0)).toBe(0)
+    expect(boundCount(7, 10.9)).toBe(7)
   })
 })
 

@@ -80,8 +80,8 @@ CREATE TABLE api_keys (id uuid PRIMARY KEY, workspace_id uuid NOT NULL REFERENCE
 const migration0002 = readFileSync(join(__dirname, "../../sql/0002_usage_ledger.sql"), "utf8")
 // api_requests.outcome, which the models export reads.
 const migration0004 = readFileSync(join(__dirname, "../../sql/0004_api_request_outcome.sql"), "utf8")
-// api_requests.byok, which the models export reads (the rest of that migration is not needed here).
-const byokColumn = "ALTER TABLE api_requests ADD COLUMN byok boolean NOT NULL DEFAULT false"
+// api_requests.byok and .clamped, which the models export reads (the rest of those migrations is not needed here).
+const byokColumn = "ALTER TABLE api_requests ADD COLUMN byok boolean NOT NULL DEFAULT false, ADD COLUMN clamped boolean NOT NULL DEFAULT false"
 
 // Dimension rows are inserted in this order, so users are ordered u1, u2, u3 within a day.
 const seed = `
@@ -280,13 +280,13 @@ layer(Database, { timeout: 180_000, excludeTestServices: true })("export queries
         expect(result.columns).toEqual(columnNames("models"))
         expect(result.csv).toBe(
           csvOf("models", [
-            `${DAY_28},api,chatgen-4o,provider_a,eu,2,1,10,20,0.000100,75,false`,
-            `${DAY_28},platform,assistantmodel-x,,,1,0,50,60,0.000000,,`,
-            `${DAY_28},platform,chatgen-4o,provider_a,,2,0,110,220,0.002475,,`,
-            `${DAY_29},api,assistantmodel-x,provider_b,us,1,0,7,8,0.500000,301,false`,
+            `${DAY_28},api,chatgen-4o,provider_a,eu,2,1,10,20,0.000100,75,false,0`,
+            `${DAY_28},platform,assistantmodel-x,,,1,0,50,60,0.000000,,,`,
+            `${DAY_28},platform,chatgen-4o,provider_a,,2,0,110,220,0.002475,,,`,
+            `${DAY_29},api,assistantmodel-x,provider_b,us,1,0,7,8,0.500000,301,false,0`,
             // 1001 × 2.5 + 2001 × 10 = 22512.5 → 0.0225125 → 0.022513
-            `${DAY_29},platform,chatgen-4o,provider_a,,2,0,1001,2001,0.022513,,`,
-            `${DAY_30},platform,assistantmodel-x,,,1,0,5,5,0.000000,,`
+            `${DAY_29},platform,chatgen-4o,provider_a,,2,0,1001,2001,0.022513,,,`,
+            `${DAY_30},platform,assistantmodel-x,,,1,0,5,5,0.000000,,,`
           ])
         )
         expect(result.counted).toBe(6)

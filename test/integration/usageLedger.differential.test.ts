@@ -88,7 +88,7 @@ const requests = (next: () => number, workspaceId: string, keys: ReadonlyArray<s
       outputTokens: Math.floor(next() * 4_000),
       // Many decimals: numeric(18, 8) rounds them, the sums round again to 6.
       costUsd: next() < 0.1 ? 0 : next() * 0.05,
-      clamped: false,
+      clamped: next() < 0.1,
       latencyMs: next() * 3_000,
       requestId: `req_${i}`,
       createdAt: new Date(instant(next)),

@@ -1,13 +1,12 @@
 import type * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { maxInteger } from "../../src/domain/usageBounds"
 import { query } from "../support/database"
 import { eventually, type FakeUpstream, startFakeUpstream, chatCompletionAnswer } from "../support/fakeUpstream"
-import { createKey, createWorkspace, type RunningApp, startApp } from "../support/testApp"
+import { call, createKey, createWorkspace, type RunningApp, startApp } from "../support/testApp"
 
 /**
  * A hostile upstream: the last user message chooses the usage it reports ("fraction", "huge",
- * "negative"), or "hang" (no answer at all); else an honest answer.
+ * "negative", "claims" 1e300 of each), or "hang" (no answer at all); else an honest answer.
  */
 const behave = (body: any, response: http.ServerResponse) => {
   const said: string = body?.messages?.at(-1)?.content ?? ""
@@ -18,6 +17,8 @@ const behave = (body: any, response: http.ServerResponse) => {
     ? { prompt_tokens: 3, completion_tokens: 1e10, total_tokens: 1e10 }
     : said === "negative"
     ? { prompt_tokens: -4, completion_tokens: 1, total_tokens: -3 }
+    : said === "claims"
+    ? { prompt_tokens: 1e300, completion_tokens: 1e300, total_tokens: 2e300 }
     : { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 }
   response.writeHead(200, { "content-type": "application/json" })
   response.end(chatCompletionAnswer(usage))
@@ -50,27 +51,27 @@ describe("the usage ledger against a hostile upstream", () => {
     await upstream?.close()
   })
 
-  const ask = (key: string, content: string, signal?: AbortSignal) =>
+  const ask = (key: string, content: string, signal?: AbortSignal, fields: Record<string, unknown> = {}) =>
     fetch(`${app.url}/provider_a/eu/v1/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content }] }),
+      body: JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content }], ...fields }),
       ...(signal ? { signal } : {})
     })
 
   const rowsOf = (workspaceId: string) =>
     query<Row>(app.env.DATABASE_URL!, "SELECT request_id, input_tokens, output_tokens, clamped, outcome, status FROM api_requests WHERE workspace_id = $1", [workspaceId])
 
-  it("records out-of-range usage as the bound, marked, and every other workspace's records still reach the ledger", async () => {
+  it("records usage beyond what the request could consume as the bound, marked, and every other workspace's records still reach the ledger", async () => {
     const [hostile, second, third] = workspaces as [typeof workspaces[0], typeof workspaces[0], typeof workspaces[0]]
     const ids = new Map<string, string>()
-    // "huge" last: settled at the model's context (128,000 tokens), it spends the workspace's minute.
-    for (const said of ["fraction", "negative", "huge"]) {
-      const answer = await ask(hostile.key, said)
+    // "claims" last: settled at the model's context (128,000 tokens), it spends the workspace's minute.
+    for (const said of ["fraction", "negative", "huge", "claims"]) {
+      const answer = await ask(hostile.key, said, undefined, said === "claims" ? { max_tokens: 16 } : {})
       expect(answer.status).toBe(200)
       ids.set(answer.headers.get("x-request-id")!, said)
     }
-    // Settled at the model's context, not at 10^10 tokens: a wait of minutes, not of months.
+    // Settled at the model's context, not at 10^300 tokens: a wait of minutes, not of months.
     const after = await ask(hostile.key, "hello")
     expect(after.status).toBe(429)
     expect(Number(after.headers.get("retry-after"))).toBeLessThanOrEqual(180)
@@ -78,16 +79,33 @@ describe("the usage ledger against a hostile upstream", () => {
       expect((await ask(second.key, "hello")).status).toBe(200)
       expect((await ask(third.key, "hello")).status).toBe(200)
     }
-    const rows = await eventually(() => rowsOf(hostile.id), (r) => r.length === 3)
+    const rows = await eventually(() => rowsOf(hostile.id), (r) => r.length === 4)
     const bySaid = new Map(rows.map((r) => [ids.get(r.request_id)!, r]))
     expect(bySaid.get("fraction")).toMatchObject({ input_tokens: 6, output_tokens: 2, clamped: true })
-    expect(bySaid.get("huge")).toMatchObject({ input_tokens: 3, output_tokens: maxInteger, clamped: true })
-    // The protocol's reading already takes a negative count for 0.
-    expect(bySaid.get("negative")).toMatchObject({ input_tokens: 0, output_tokens: 1 })
+    // No max_tokens: output bounded by chatgen-4o's own limit.
+    expect(bySaid.get("huge")).toMatchObject({ input_tokens: 3, output_tokens: 16_384, clamped: true })
+    expect(bySaid.get("negative")).toMatchObject({ input_tokens: 0, output_tokens: 1, clamped: true })
+    // max_tokens 16: at most 16 output tokens, and the model's context window of input.
+    expect(bySaid.get("claims")).toMatchObject({ input_tokens: 128_000, output_tokens: 16, clamped: true })
     expect((await eventually(() => rowsOf(second.id), (r) => r.length === 10)).every((r) => !r.clamped)).toBe(true)
     expect(await eventually(() => rowsOf(third.id), (r) => r.length === 10)).toHaveLength(10)
     const dead = await query<{ n: number }>(app.env.DATABASE_URL!, "SELECT count(*)::int AS n FROM api_requests_dead_letter")
     expect(dead[0]!.n).toBe(0)
+
+    // The models export (PostgreSQL) bills the bounds and counts the four bounded requests in its last column.
+    const exporter = (await createKey(app, hostile.id, ["USAGE_EXPORT_API"])).key
+    const today = new Date().toISOString().slice(0, 10)
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)
+    const exported = await call(app, "POST", "/export/models", {
+      token: exporter,
+      body: { from: { date: today, timezone: "UTC" }, to: { date: tomorrow, timezone: "UTC" } }
+    })
+    expect(exported.status).toBe(200)
+    const csv = await (await fetch(exported.body.data.downloadUrl)).text()
+    const [header, ...lines] = csv.split("\r\n").filter((line) => line !== "")
+    expect(header!.split(",").at(-1)).toBe("clamped")
+    // 6 + 0 + 3 + 128,000 input and 2 + 1 + 16,384 + 16 output tokens, at $2.50 and $10 a million.
+    expect(lines).toEqual([expect.stringMatching(/,api,chatgen-4o,provider_a,eu,4,0,128009,16403,0\.484053,\d+,false,4$/)])
   }, 60_000)
 
   it("records a JSON request whose client left before the answer as cancelled, status 499", async () => {

@@ -323,6 +323,7 @@ const models = (
       outputTokens,
       usdOfPriced(pricedAt(prices, key, inputTokens, outputTokens)),
       null,
+      null,
       null
     ]
     return { day, key: ["platform", key, prices.get(key)?.provider ?? null, null, null] as ModelKey, row }
@@ -349,7 +350,8 @@ const models = (
       sumOf(items, (r) => r.outputTokens),
       fixed(roundedQuotient(cost, 100n), 6),
       roundedAverage(items.map((r) => Math.round(r.latencyMs))),
-      key[4]
+      key[4],
+      items.filter((r) => r.clamped).length
     ]
     return { day, key, row }
   })
