@@ -36,6 +36,7 @@ import { ChatCompletions } from "./providers/providerA/ChatCompletions"
 import { Embeddings } from "./providers/providerA/Embeddings"
 import { FimCompletions } from "./providers/providerC/FimCompletions"
 import { Forwarder } from "./services/Forwarder"
+import { LargeBodies } from "./services/LargeBodies"
 import { CountTokens } from "./providers/providerB/CountTokens"
 import { Messages } from "./providers/providerB/Messages"
 import { Prices } from "./services/Prices"
@@ -94,7 +95,9 @@ export const ForwardingLive = Layer.mergeAll(
   Embeddings.layer,
   Messages.layer,
   CountTokens.layer,
-  FimCompletions.layer
+  FimCompletions.layer,
+  // Large request bodies read a few at a time, by the lane and the HttpApi handlers alike.
+  LargeBodies.layer
 ).pipe(
   Layer.provideMerge(Forwarder.layer),
   Layer.provide([UsageRecorder.layer, Prices.layer, Tokenizer.layer]),

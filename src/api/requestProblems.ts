@@ -1,5 +1,6 @@
 import { HttpApiError } from "@effect/platform"
 import { Effect, Schema } from "effect"
+import { maxJsonDepth } from "../domain/jsonDepth"
 import type { Problem } from "../domain/problem"
 import { InvalidRequest } from "../domain/refusals"
 import { fromFormatterIssues, malformedJsonIssue, wirePath } from "../domain/validationIssue"
@@ -35,6 +36,14 @@ export const tooDeep: Problem = {
   code: "invalid_json",
   message: "The request body is nested too deeply. Send a JSON object of ordinary depth."
 }
+
+/** A body nested deeper than maxJsonDepth, `field` the path of the value found too deep (its first segments). */
+export const nestedTooDeep = (field: string): Problem => ({
+  status: 400,
+  code: "invalid_value",
+  message: `${field}: nested more than ${maxJsonDepth} levels deep. Send JSON of ordinary depth.`,
+  param: field
+})
 
 export const unsupportedMediaType = (contentType: string): Problem => ({
   status: 415,

@@ -65,6 +65,29 @@ export class ContextTooLong extends Data.TaggedClass("ContextTooLong")<{
   readonly contextLength: number
 }> {}
 
+/**
+ * A prompt that cannot fit its model's context: found on its length alone (`length`: more characters than the
+ * context's tokens can hold, requestBounds.maxTokenBytes each), before any tokenizing, or counted (`tokens`: at
+ * least `tokens`). `field` is the one to shorten.
+ */
+export class PromptTooLong extends Data.TaggedClass("PromptTooLong")<{
+  readonly field: string
+  readonly found: "length" | "tokens"
+  /** Characters (`length`) or tokens counted so far (`tokens`). */
+  readonly amount: number
+  readonly contextLength: number
+}> {}
+
+/**
+ * Too many large request bodies are being read at once (MiBs to parse, decode and count): on this instance
+ * (`instance`, the service's to relieve) or from the request's workspace (`workspace`, its share): retry shortly.
+ */
+export class LargeBodiesBusy extends Data.TaggedClass("LargeBodiesBusy")<{
+  readonly scope: "instance" | "workspace"
+  /** Large bodies read at once in that scope. */
+  readonly limit: number
+}> {}
+
 /** One input of a batch over the model's per-input limit (counted at least to `tokens`). */
 export class InputTooLong extends Data.TaggedClass("InputTooLong")<{
   readonly param: string
@@ -168,7 +191,9 @@ export type RequestRefusal =
   | FieldNotSupported
   | OutputLimitExceeded
   | ContextTooLong
+  | PromptTooLong
   | InputTooLong
+  | LargeBodiesBusy
   | TooManyMessages
   | InvalidBetaHeader
   | InvalidRequest

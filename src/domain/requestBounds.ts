@@ -34,8 +34,26 @@ export const tooManyMessages = (provider: ProviderId, family: ModelFamily, body:
   return new TooManyMessages({ counted: "exactly", messages: messages.length, leastTokens: least, contextLength: context })
 }
 
+/** Whether a text of `chars` characters (at least as many bytes) is too long for any count to fit `contextLength` tokens. */
+export const cannotFit = (chars: number, contextLength: number): boolean => chars > contextLength * maxTokenBytes
+
+/**
+ * A large request body: parsing, decoding and counting it takes milliseconds to tens of them and its size
+ * several times over in memory. Such bodies are scanned for their message count before they are parsed, and
+ * read a few at a time (LargeBodies).
+ */
+export const largeBodyBytes = 1024 * 1024
+
 /** Bodies larger than this are scanned for their message count before they are parsed. */
-export const scanBodiesOver = 1024 * 1024
+export const scanBodiesOver = largeBodyBytes
+
+/**
+ * Large bodies read at once per instance (parsed, decoded, checked and counted, until they go upstream), how
+ * many more may wait their turn, and how many one workspace may have reading or waiting: beyond the waiting
+ * room a large body is 503 (retry shortly), beyond its workspace's share 429. The heap of `npm start` (192 MB)
+ * holds two 10 MB bodies in every form they take while read (bench/RESULTS.md, "Large bodies").
+ */
+export const largeBodyLimits = { reading: 2, waiting: 16, perWorkspace: 4 } as const
 
 const roleKey = Buffer.from('"role"')
 const modelKey = Buffer.from('"model"')

@@ -3,12 +3,14 @@ import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, FiberRef } from "effect"
 import type * as http from "node:http"
 import { CurrentPrincipal } from "../api/security"
-import { decodePayload, malformedBody, tooLarge } from "../api/requestProblems"
+import { decodePayload, malformedBody, nestedTooDeep, tooLarge } from "../api/requestProblems"
 import type { Principal } from "../domain/principal"
 import { InvalidRequest, type Refusal, wasAdmitted } from "../domain/refusals"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import { RateLimits } from "../services/RateLimits"
-import { scanBodiesOver } from "../domain/requestBounds"
+import { maxJsonDepth, tooDeepPath } from "../domain/jsonDepth"
+import { largeBodyBytes } from "../domain/requestBounds"
+import { LargeBodies } from "../services/LargeBodies"
 import { parseJson } from "../providers/protocol"
 import type { ForwardedEndpoint } from "../providers/forwardedEndpoint"
 import { ChatCompletions } from "../providers/providerA/ChatCompletions"
@@ -26,10 +28,13 @@ import { type FormatErrors, problemAs } from "../api/errors/errorFormat"
 import { currentRequestId, requestIdHeaders } from "./requestId"
 import { graceEnded } from "../http/connectionDrain"
 
-/** The whole request body, refused beyond the limit. */
+/**
+ * The whole request body, refused beyond the limit. The chunks are let go once joined: the listeners, and so
+ * what they hold, live as long as the request.
+ */
 const readRequestBody = (request: http.IncomingMessage, limit: number): Effect.Effect<Buffer, InvalidRequest> =>
   Effect.async((resume) => {
-    const chunks: Array<Buffer> = []
+    let chunks: Array<Buffer> = []
     let size = 0
     let done = false
     request.on("data", (chunk: Buffer) => {
@@ -37,35 +42,68 @@ const readRequestBody = (request: http.IncomingMessage, limit: number): Effect.E
       size += chunk.length
       if (size <= limit) return void chunks.push(chunk)
       done = true
+      chunks = []
       resume(Effect.fail(new InvalidRequest({ problem: tooLarge(limit) })))
     })
     request.once("end", () => {
-      if (!done) resume(Effect.succeed(Buffer.concat(chunks, size)))
+      if (done) return
+      const body = Buffer.concat(chunks, size)
+      chunks = []
+      resume(Effect.succeed(body))
     })
   })
 
+/** How forwarded bodies are read: their size limit (MAX_BODY_BYTES) and the instance's large-body slots. */
+export interface BodyReading {
+  readonly maxBodyBytes: number
+  readonly largeBodies: LargeBodies["Type"]
+}
+
 /**
- * The one body reader of the forwarded endpoints, for the lane and the HttpApi handlers alike: the whole
- * body (refused beyond MAX_BODY_BYTES); a large body of many messages refused on a scan of its bytes before
- * it is parsed; its JSON (an empty body is null, as the framework reads it); then the endpoint's cheap
- * bounds on it. The payload is decoded after, by the served endpoint.
+ * The one body reader of the forwarded endpoints, for the lane and the HttpApi handlers alike: reads the whole
+ * body (refused beyond MAX_BODY_BYTES), then parses it and hands its JSON to `serve`. A large body does that
+ * holding one of the instance's large-body slots (LargeBodies: a few at once, the others wait their turn or are
+ * refused), until it goes upstream; before it is parsed it is scanned for its message count. The JSON is
+ * refused when it is nested too deep (before anything walks it recursively) or fails the endpoint's cheap
+ * bounds; an empty body is null, as the framework reads it. The payload is decoded by `serve`.
  */
-export const readForwardedBody = (
+export const withForwardedBody = <A>(
   endpoint: {
     readonly bound?: ((body: unknown) => Refusal | undefined) | undefined
     readonly scan?: ((body: Buffer) => Refusal | undefined) | undefined
   },
   request: http.IncomingMessage,
-  maxBodyBytes: number
-): Effect.Effect<unknown, Refusal> =>
-  Effect.flatMap(readRequestBody(request, maxBodyBytes), (body): Effect.Effect<unknown, Refusal> => {
-    const crowded = endpoint.scan !== undefined && body.length > scanBodiesOver ? endpoint.scan(body) : undefined
-    if (crowded !== undefined) return Effect.fail(crowded)
-    const json = body.length === 0 ? null : parseJson(body.toString("utf8"))
-    if (json === undefined) return Effect.fail(new InvalidRequest({ problem: malformedBody }))
-    const bound = endpoint.bound?.(json)
-    return bound === undefined ? Effect.succeed(json) : Effect.fail(bound)
+  reading: BodyReading,
+  workspaceId: string,
+  serve: (json: unknown) => Effect.Effect<A, Refusal>
+): Effect.Effect<A, Refusal> =>
+  Effect.flatMap(readRequestBody(request, reading.maxBodyBytes), (body): Effect.Effect<A, Refusal> => {
+    if (body.length <= largeBodyBytes) return Effect.flatMap(parsedBody(endpoint, body), serve)
+    // Its bytes are let go once parsed, though the request goes on for a while (upstream).
+    let bytes: Buffer | undefined = body
+    return reading.largeBodies.withSlot(
+      workspaceId,
+      Effect.suspend(() => {
+        const large = bytes ?? Buffer.alloc(0)
+        bytes = undefined
+        const crowded = endpoint.scan?.(large)
+        return crowded !== undefined ? Effect.fail(crowded) : Effect.flatMap(parsedBody(endpoint, large), serve)
+      })
+    )
   })
+
+/** The body's JSON, checked for depth and the endpoint's bounds. */
+const parsedBody = (
+  endpoint: { readonly bound?: ((body: unknown) => Refusal | undefined) | undefined },
+  body: Buffer
+): Effect.Effect<unknown, Refusal> => {
+  const json = body.length === 0 ? null : parseJson(body.toString("utf8"))
+  if (json === undefined) return Effect.fail(new InvalidRequest({ problem: malformedBody }))
+  const deep = tooDeepPath(json, maxJsonDepth)
+  if (deep !== undefined) return Effect.fail(new InvalidRequest({ problem: nestedTooDeep(deep) }))
+  const bound = endpoint.bound?.(json)
+  return bound === undefined ? Effect.succeed(json) : Effect.fail(bound)
+}
 
 const streamHeaders = { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" }
 
@@ -199,16 +237,23 @@ export const chargingRefusals = (
 export const served = <const Name extends string, P extends Provider, Payload, PayloadI, Success, SuccessI>(
   endpoint: ForwardedEndpoint<Name, P, Payload, PayloadI, Success, SuccessI>,
   serve: Serve<Payload>,
-  rateLimits: RateLimits["Type"]
+  rateLimits: RateLimits["Type"],
+  largeBodies: LargeBodies["Type"]
 ): Served<Name, P, Payload, PayloadI, Success, SuccessI> => ({
   endpoint,
   serve,
   serveRequest: (principal, region, request, requestId, maxBodyBytes) =>
-    readForwardedBody(endpoint, request, maxBodyBytes).pipe(
-      Effect.flatMap((body) => decodePayload(endpoint.payload, body)),
-      Effect.flatMap((payload) => serve(principal, region, payload, requestId, passedHeaders(endpoint, request.headers))),
-      chargingRefusals(rateLimits, principal, endpoint.family)
-    )
+    withForwardedBody(
+      endpoint,
+      request,
+      { maxBodyBytes, largeBodies },
+      principal.workspace.id,
+      (body) =>
+        Effect.flatMap(
+          decodePayload(endpoint.payload, body),
+          (payload) => serve(principal, region, payload, requestId, passedHeaders(endpoint, request.headers))
+        )
+    ).pipe(chargingRefusals(rateLimits, principal, endpoint.family))
 })
 
 /**
@@ -222,14 +267,15 @@ export const forwardedServices = Effect.gen(function*() {
   const fim = yield* FimCompletions
   const counter = yield* CountTokens
   const rateLimits = yield* RateLimits
+  const largeBodies = yield* LargeBodies
   return {
-    chatCompletions: served(chatCompletions, chat.create, rateLimits),
-    embeddings: served(embeddings, embed.create, rateLimits),
+    chatCompletions: served(chatCompletions, chat.create, rateLimits, largeBodies),
+    embeddings: served(embeddings, embed.create, rateLimits, largeBodies),
     messages: served(messages, (principal, region, payload, requestId, headers) =>
-      message.create(principal, region, payload, requestId, headers["anthropic-beta"]), rateLimits),
+      message.create(principal, region, payload, requestId, headers["anthropic-beta"]), rateLimits, largeBodies),
     countTokens: served(countTokens, (principal, region, payload, requestId, headers) =>
-      counter.count(principal, region, payload, requestId, headers["anthropic-beta"]), rateLimits),
-    fimCompletions: served(fimCompletions, fim.create, rateLimits)
+      counter.count(principal, region, payload, requestId, headers["anthropic-beta"]), rateLimits, largeBodies),
+    fimCompletions: served(fimCompletions, fim.create, rateLimits, largeBodies)
   } as const
 })
 

@@ -4,7 +4,11 @@ import { Duration, Effect, Layer, Option } from "effect"
 import * as http from "node:http"
 import { WorkspaceApi } from "../api/Api"
 import { AppConfig } from "../config"
-import { errorFormatOf, problemAs } from "../api/errors/errorFormat"
+import { type ErrorFormat, errorFormatOf, problemAs } from "../api/errors/errorFormat"
+import { nestedTooDeep } from "../api/requestProblems"
+import { maxJsonDepth, textNestsDeeper, tooDeepPath } from "../domain/jsonDepth"
+import { largeBodyBytes } from "../domain/requestBounds"
+import { parseJson } from "../providers/protocol"
 import { failureToProblem, isJsonOrUndeclared, tooLarge, unsupportedMediaType } from "./failureToProblem"
 import { trackConnections } from "./connectionDrain"
 import { limitConnections } from "./connectionLimits"
@@ -50,7 +54,7 @@ const FrameworkErrorsLive = HttpApiBuilder.middleware(
       if (bodyMethods.has(request.method) && !isJsonOrUndeclared(contentType)) {
         return yield* Effect.fail(problemAs(format, unsupportedMediaType(contentType ?? "")))
       }
-      return yield* app.pipe(
+      return yield* Effect.zipRight(bodyDepthChecked(request, format), app).pipe(
         Effect.provideService(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(config.maxBodyBytes))),
         Effect.catchAllCause((cause) =>
           Option.match(failureToProblem(cause, config.maxBodyBytes), {
@@ -62,6 +66,26 @@ const FrameworkErrorsLive = HttpApiBuilder.middleware(
     })
   )
 )
+
+/**
+ * The JSON bodies of the admin API, the console's API and the exports, refused with the field named when they
+ * nest deeper than maxJsonDepth, before the framework decodes them (JSON.stringify of a stored setting, a
+ * schema's recursion: 5,000 levels overflowed the stack). Read once: the framework caches the body's text. Only
+ * bodies declared at most largeBodyBytes long are read here, before the caller is authenticated (those of this
+ * API are a few KB; an event batch may be more): a larger or chunked one nested too deep is still 400, from the
+ * stack overflow (failureToProblem), without the field. The forwarded endpoints read their bodies themselves and
+ * check them there (withForwardedBody).
+ */
+const bodyDepthChecked = (request: HttpServerRequest.HttpServerRequest, format: ErrorFormat) => {
+  if (!bodyMethods.has(request.method) || (format !== "admin" && format !== "export")) return Effect.void
+  if (!(Number(request.headers["content-length"]) <= largeBodyBytes)) return Effect.void
+  // A body that cannot be read (cut short) is answered below as the framework's own failure would be.
+  return Effect.flatMap(Effect.orDie(request.text), (text) => {
+    if (!textNestsDeeper(text, maxJsonDepth)) return Effect.void
+    const field = tooDeepPath(parseJson(text), maxJsonDepth) ?? "body"
+    return Effect.fail(problemAs(format, nestedTooDeep(field)))
+  })
+}
 
 /**
  * A chunked body over MAX_BODY_BYTES is refused mid-read, and the framework then destroys the

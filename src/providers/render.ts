@@ -1,6 +1,7 @@
 import type { Problem } from "../domain/problem"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import type { LimitReadings, Refusal, RequestRefusal, UpstreamRefusal } from "../domain/refusals"
+import { largeBodyBytes, maxTokenBytes } from "../domain/requestBounds"
 import { retryHeaders, xRateLimitHeaders } from "./rateLimitHeaders"
 
 /** A refusal as an answer: the format-neutral problem and the headers to answer with. */
@@ -68,6 +69,28 @@ const requestProblem = (refusal: RequestRefusal): Problem => {
           message:
             `The prompt and suffix have about ${refusal.promptTokens} tokens (estimated at four characters a token), more than the model's context length of ${refusal.contextLength} tokens.`,
           param: "prompt"
+        }
+    case "PromptTooLong":
+      return {
+        status: 400,
+        code: "context_length_exceeded",
+        message: refusal.found === "length"
+          ? `${refusal.field}: ${refusal.amount} characters cannot fit the model's context of ${refusal.contextLength} tokens (a token holds at most ${maxTokenBytes} bytes). Shorten the ${refusal.field}.`
+          : `${refusal.field}: at least ${refusal.amount} tokens, more than the model's context of ${refusal.contextLength} tokens. Shorten the ${refusal.field}.`,
+        param: refusal.field
+      }
+    case "LargeBodiesBusy":
+      return refusal.scope === "instance"
+        ? {
+          status: 503,
+          code: "server_busy",
+          message: `The service is reading ${refusal.limit} large request bodies at once, its most. Retry shortly.`
+        }
+        : {
+          status: 429,
+          code: "too_many_large_bodies",
+          message:
+            `This workspace is sending more than ${refusal.limit} large request bodies (over ${largeBodyBytes / (1024 * 1024)} MiB) at once. Retry shortly, or send fewer at a time.`
         }
     case "InputTooLong":
       return {
@@ -176,6 +199,9 @@ export const renderRefusal = (style: RefusalStyle, refusal: Refusal): Rendered =
         // No retry-after: waiting would not help, so the client libraries must not retry it.
         headers: { ...(refusal.readings === undefined ? noHeaders : style.rateLimitHeaders(refusal.readings)), "x-should-retry": "false" }
       }
+    case "LargeBodiesBusy":
+      // Not a rate limit of the workspace's buckets: no limit headers, a short retry.
+      return { problem: requestProblem(refusal), headers: retryHeaders(1_000) }
     case "LimitsUnavailable":
       return {
         problem: { status: 503, code: "rate_limit_unavailable", message: "Rate limits cannot be checked right now. Retry shortly." },

@@ -1,4 +1,4 @@
-import { Effect, Context, Exit, Layer, Option, Redacted, type Tracer } from "effect"
+import { Effect, Context, Exit, FiberRef, Layer, Option, Redacted, type Tracer } from "effect"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../config"
 import { findModel } from "../domain/models"
@@ -17,12 +17,13 @@ import {
 } from "../domain/refusals"
 import type { Provider } from "../providers/provider"
 import { admissionHeaders, problemOf } from "../providers/render"
-import { boundCounts, boundedCost, settledTokens } from "../domain/usageBounds"
+import { boundedCost, boundUsage, settledTokens, type UsageCeiling } from "../domain/usageBounds"
 import { billedOutputTokens, emptyTally, parseJson, type Protocol } from "../providers/protocol"
 import { boundedRetryHints, makeRedactor, redactBoth, relayedProblem } from "../providers/untrusted"
 import { boundedSseDecoder, encodeSseEvent, type SseEvent } from "../domain/sse"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import type { Principal } from "../domain/principal"
+import { releaseLargeBodySlot } from "./LargeBodies"
 import { Metrics } from "./Metrics"
 import { spansWhen } from "./traceSpans"
 import { formatTraceparent } from "../domain/traceContext"
@@ -81,6 +82,8 @@ export interface ForwardInput {
   readonly upstreamHeaders?: Readonly<Record<string, string>>
   /** Input tokens to bill if the upstream never reports them (a stream cut short). */
   readonly estimatedInputTokens: number
+  /** The most the request could consume (its model's context, its maximum output): reported usage is bounded by it. */
+  readonly usageCeiling: UsageCeiling
   /** What the client sees of each upstream event; undefined drops it. Default: the event unchanged. */
   readonly relayEvent?: (event: SseEvent) => SseEvent | undefined
   readonly requestId: string | undefined
@@ -222,8 +225,9 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         }
         if (input.sentAt !== undefined) metrics.upstreamDuration(input.provider.id, input.region, (ended - input.sentAt) / 1000)
         if (input.endpoint === undefined) return Effect.zipRight(admission.settle(0), markUsed(input))
-        // Upstream figures are untrusted: brought into the ledger's ranges before settling and recording.
-        const tokens = boundCounts({ inputTokens: result.inputTokens, outputTokens: result.outputTokens })
+        // Upstream figures are untrusted: bounded by what the request could consume (and the ledger's ranges)
+        // before they are settled, counted and recorded.
+        const tokens = boundUsage(result, input.usageCeiling)
         const cost = boundedCost(prices.cost(input.model, tokens.value))
         const clamped = [...tokens.clamped, ...cost.clamped]
         const model = input.family === "usage_export" ? undefined : findModel(input.provider.id, input.family, input.model)
@@ -409,6 +413,8 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
           // The upstream's answer once its headers came: ended if the request is interrupted before it is read or relayed.
           let answer: UpstreamResponse | undefined
           return Effect.gen(function*() {
+            // A large body was read, checked and counted: its slot goes to the next while this one is upstream.
+            yield* Effect.flatten(FiberRef.get(releaseLargeBodySlot))
             const started = performance.now()
             // A billable request whose record could not be kept is refused before it costs anything.
             if (request.endpoint !== undefined) yield* recorder.requireDurable

@@ -4,7 +4,7 @@ import { yieldToEventLoop } from "./eventLoopTurn"
 import type { Encoding, Tokenizer } from "./Tokenizer"
 
 /**
- * Counts a text with the tokenizer, a slice at a time for long texts (about a millisecond each),
+ * Counts a text with the tokenizer, a slice at a time for long texts (a few milliseconds each at most),
  * yielding to the event loop between slices: one request's megabytes of prompt never stall every
  * other request for the whole count. Stops early, with the count so far, once it passes `stopAbove`
  * (a caller that refuses beyond a limit need not count the rest). Short texts: one plain count.
@@ -14,13 +14,55 @@ export const countTokens = (
   encoding: Encoding,
   text: string,
   stopAbove = Number.POSITIVE_INFINITY
+): Effect.Effect<number> => countTextParts(tokenizer, encoding, [text], stopAbove)
+
+/**
+ * The tokens of a text made of parts (a prompt's messages, its tools) joined by line breaks. A short whole is
+ * joined and counted at once, exactly; a long one is counted a slice at a time with turns of the event loop
+ * between them: short parts joined into slices of about sliceChars, long ones cut, the whole never joined (a
+ * prompt of megabytes is not copied once more); a line break between two slices of different parts is counted
+ * as a token. Stops past `stopAbove` as countTokens does.
+ */
+export const countTextParts = (
+  tokenizer: Tokenizer["Type"],
+  encoding: Encoding,
+  parts: ReadonlyArray<string>,
+  stopAbove = Number.POSITIVE_INFINITY
 ): Effect.Effect<number> => {
-  if (text.length <= sliceChars) return tokenizer.count(encoding, text)
-  const slices = textSlices(text)
+  const chars = parts.reduce((sum, part) => sum + part.length, parts.length - 1)
+  if (chars <= sliceChars) return tokenizer.count(encoding, parts.join("\n"))
+  const { breaks, slices } = slicesOf(parts)
   const loop = (index: number, total: number): Effect.Effect<number> =>
     index >= slices.length || total > stopAbove
       ? Effect.succeed(total)
       : Effect.flatMap(tokenizer.count(encoding, slices[index]!), (tokens) =>
         Effect.zipRight(yieldToEventLoop, loop(index + 1, total + tokens)))
-  return loop(0, 0)
+  return loop(0, breaks)
+}
+
+/** Slices of about sliceChars over the parts, and how many line breaks between parts fall between slices. */
+const slicesOf = (parts: ReadonlyArray<string>): { readonly slices: ReadonlyArray<string>; readonly breaks: number } => {
+  const slices: Array<string> = []
+  let joined: string | undefined
+  let breaks = 0
+  for (const part of parts) {
+    if (joined !== undefined && joined.length + part.length < sliceChars) {
+      joined += `\n${part}`
+      continue
+    }
+    if (joined !== undefined) {
+      slices.push(joined)
+      breaks += 1
+    }
+    joined = undefined
+    if (part.length < sliceChars) {
+      joined = part
+      continue
+    }
+    slices.push(...textSlices(part))
+    breaks += 1
+  }
+  if (joined !== undefined) slices.push(joined)
+  else breaks -= 1
+  return { slices, breaks: Math.max(0, breaks) }
 }

@@ -13,6 +13,7 @@ import { FimCompletions } from "../../src/providers/providerC/FimCompletions"
 import type { StreamSink } from "../../src/services/Forwarder"
 import { CountTokens } from "../../src/providers/providerB/CountTokens"
 import { Messages } from "../../src/providers/providerB/Messages"
+import { LargeBodies } from "../../src/services/LargeBodies"
 import { RateLimits } from "../../src/services/RateLimits"
 import { Metrics } from "../../src/services/Metrics"
 
@@ -41,6 +42,7 @@ const laneLayerWith = (env: Record<string, string>) => ForwardingLane.layer.pipe
   Layer.provide(Layer.succeed(Messages, unused)),
   Layer.provide(Layer.succeed(CountTokens, { count: () => Effect.die("not called") })),
   Layer.provide(Layer.succeed(FimCompletions, unused)),
+  Layer.provide(LargeBodies.layer),
   Layer.provide(Metrics.none),
   Layer.provide(Layer.succeed(RateLimits, { admit: () => Effect.succeed({ readings: undefined, settle: () => Effect.void }) })),
   Layer.provide(AppConfig.layer),

@@ -1,18 +1,19 @@
 import { Context, Effect, Either, Layer } from "effect"
 import type { ChatCompletionRequest } from "./chatCompletionsWire"
-import { exceededOutputLimit, isKnownModel, isReasoningModel, tokenizerFor } from "../../domain/models"
+import { exceededOutputLimit, findModel, isKnownModel, isReasoningModel, type ModelInfo } from "../../domain/models"
+import { usageCeiling } from "../../domain/usageBounds"
 import { defaultOutputReservation } from "../../domain/rateLimits"
 import { chatCompletionsProtocol } from "./protocol"
 import { AppConfig } from "../../config"
 import { modelsListPath } from "../modelsList"
-import { ModelNotFound, OutputLimitExceeded, type Refusal } from "../../domain/refusals"
-import { tooManyMessages } from "../../domain/requestBounds"
+import { ModelNotFound, OutputLimitExceeded, PromptTooLong, type Refusal } from "../../domain/refusals"
+import { cannotFit, tooManyMessages } from "../../domain/requestBounds"
 import type { SseEvent } from "../../domain/sse"
 import type { Principal } from "../../domain/principal"
 import { providerA } from "./dialect"
 import { type Forwarded, Forwarder } from "../../services/Forwarder"
 import { chatCompletions } from "./endpoints"
-import { countTokens } from "../../services/tokenCounting"
+import { countTextParts } from "../../services/tokenCounting"
 import { Tokenizer } from "../../services/Tokenizer"
 import { Upstreams } from "../../services/Upstreams"
 
@@ -72,15 +73,24 @@ export const withoutNullUsage = (data: string): string => {
 export const estimateTokens = (value: unknown): number => Math.ceil(JSON.stringify(value ?? "").length / 4)
 
 /**
- * The text the model reads: the conversation (contents, names, tool calls and their arguments) and
- * the JSON of the tool and legacy function definitions, which the provider bills as prompt too.
+ * The text the model reads, in parts: the conversation (contents, names, tool calls and their arguments, one
+ * message a part) and the JSON of the tool and legacy function definitions, which the provider bills as prompt too.
  */
-export const promptText = (request: Pick<ChatCompletionRequest, "messages" | "tools" | "functions">): string =>
-  [
-    ...request.messages.map((message) => JSON.stringify(message)),
-    ...(request.tools !== undefined && request.tools.length > 0 ? [JSON.stringify(request.tools)] : []),
-    ...(request.functions !== undefined && request.functions.length > 0 ? [JSON.stringify(request.functions)] : [])
-  ].join("\n")
+export const promptParts = (request: Pick<ChatCompletionRequest, "messages" | "tools" | "functions">): ReadonlyArray<string> => [
+  ...request.messages.map((message) => JSON.stringify(message)),
+  ...(request.tools !== undefined && request.tools.length > 0 ? [JSON.stringify(request.tools)] : []),
+  ...(request.functions !== undefined && request.functions.length > 0 ? [JSON.stringify(request.functions)] : [])
+]
+
+/** The prompt's parts as one text, a line break between them: what is counted. */
+export const promptText = (request: Pick<ChatCompletionRequest, "messages" | "tools" | "functions">): string => promptParts(request).join("\n")
+
+/**
+ * Tokens a part's JSON form may cost beyond the model's own framing of a message (`{"role":"user","content":…}`
+ * against its three tokens a message): a prompt is refused for its count only when it is over the context by
+ * more than this much a part, so that the JSON form never refuses what the provider would take.
+ */
+export const jsonTokensPerPart = 16
 
 /** Output the request may produce: what it asks for, else the documented default reservation. */
 const outputReservation = (request: ChatCompletionRequest): number =>
@@ -101,11 +111,25 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
       const upstreams = yield* Upstreams
       const tokenizer = yield* Tokenizer
       const { basePath } = yield* AppConfig
-      /** Prompt tokens with the model family's real encoding; models outside the catalog are estimated. */
-      const countPrompt = (request: ChatCompletionRequest) => {
-        const encoding = tokenizerFor("provider_a", "chat_completions", request.model)
-        const text = promptText(request)
-        return encoding === "estimate" ? Effect.succeed(estimateTokens(text)) : countTokens(tokenizer, encoding, text)
+      /**
+       * Prompt tokens with the model family's real encoding (models outside the catalog are estimated), or the
+       * refusal of a prompt that cannot fit the model's context: on its length alone before any counting, else
+       * on its count, which stops once it is past the context.
+       */
+      const countPrompt = (request: ChatCompletionRequest, model: ModelInfo | undefined): Effect.Effect<number, PromptTooLong> => {
+        const encoding = model?.tokenizer ?? "estimate"
+        if (encoding === "estimate") return Effect.succeed(estimateTokens(promptText(request)))
+        const parts = promptParts(request)
+        const contextLength = model?.contextLength ?? Number.POSITIVE_INFINITY
+        const chars = parts.reduce((sum, part) => sum + part.length, 0)
+        if (cannotFit(chars, contextLength)) {
+          return Effect.fail(new PromptTooLong({ field: "messages", found: "length", amount: chars, contextLength }))
+        }
+        const allowance = jsonTokensPerPart * parts.length
+        return Effect.flatMap(countTextParts(tokenizer, encoding, parts, contextLength + allowance), (tokens) =>
+          tokens - allowance > contextLength
+            ? Effect.fail(new PromptTooLong({ field: "messages", found: "tokens", amount: tokens - allowance, contextLength }))
+            : Effect.succeed(tokens))
       }
       return {
       create: (principal, region, request, requestId) => {
@@ -124,7 +148,8 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
         const crowded = tooManyMessages("provider_a", "chat_completions", request)
         if (crowded !== undefined) return Effect.fail(crowded)
         const stream = request.stream === true
-        return Effect.flatMap(countPrompt(request), (promptTokens) => forwarder.forward({
+        const model = findModel("provider_a", "chat_completions", request.model)
+        return Effect.flatMap(countPrompt(request, model), (promptTokens) => forwarder.forward({
           principal,
           family: chatCompletions.family,
           reservedTokens: promptTokens + outputReservation(request),
@@ -138,6 +163,8 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
           body: upstreamChatBody(request),
           stream,
           estimatedInputTokens: promptTokens,
+          // max_completion_tokens bounds the reasoning tokens too, which the usage counts as output.
+          usageCeiling: usageCeiling(model, request.max_completion_tokens ?? request.max_tokens),
           ...(stream && !clientWantsUsage(request) ? { relayEvent: withoutUsage } : {}),
           requestId
         }))

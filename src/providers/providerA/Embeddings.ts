@@ -5,6 +5,7 @@ import type { Principal } from "../../domain/principal"
 import { AppConfig } from "../../config"
 import { modelsListPath } from "../modelsList"
 import { FieldNotSupported, InputTooLong, ModelNotSupported, type Refusal } from "../../domain/refusals"
+import { cannotFit, maxTokenBytes } from "../../domain/requestBounds"
 import { providerA } from "./dialect"
 import { type Forwarded, Forwarder } from "../../services/Forwarder"
 import { embeddings } from "./endpoints"
@@ -54,7 +55,12 @@ export class Embeddings extends Context.Tag("Embeddings")<Embeddings, {
             }
             // Each input within the model's limit, counted with the model's own encoding.
             let total = 0
-            for (const { param, value } of inputsOf(request.input)) {
+            const inputs = inputsOf(request.input)
+            for (const { param, value } of inputs) {
+              // Too long for any count to fit: refused on its length, before counting.
+              if (typeof value === "string" && cannotFit(value.length, maxTokensPerInput)) {
+                return yield* Effect.fail(new InputTooLong({ param, tokens: Math.ceil(value.length / maxTokenBytes), limit: maxTokensPerInput }))
+              }
               // Long inputs are counted in slices (the event loop served between them), and only up to the limit.
               const tokens = typeof value === "string" ? yield* countTokens(tokenizer, "cl100k_base", value, maxTokensPerInput) : value.length
               if (tokens > maxTokensPerInput) {
@@ -76,6 +82,8 @@ export class Embeddings extends Context.Tag("Embeddings")<Embeddings, {
               body: request,
               stream: false,
               estimatedInputTokens: total,
+              // Each input within its model's context; embeddings write nothing.
+              usageCeiling: { inputTokens: inputs.length * maxTokensPerInput, outputTokens: 0 },
               requestId
             })
           })

@@ -52,6 +52,8 @@ export class CountTokens extends Context.Tag("CountTokens")<CountTokens, {
             stream: false,
             upstreamHeaders: call.right.upstreamHeaders,
             estimatedInputTokens: 0,
+            // Not recorded: a count leaves no row to bound.
+            usageCeiling: { inputTokens: 0, outputTokens: 0 },
             requestId
           })
         }

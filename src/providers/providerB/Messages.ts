@@ -1,11 +1,12 @@
 import { Context, Effect, Either, Layer } from "effect"
 import type { MessagesRequest } from "./messagesWire"
 import { AppConfig } from "../../config"
-import { exceededOutputLimit } from "../../domain/models"
+import { exceededOutputLimit, findModel } from "../../domain/models"
 import { isRecord } from "../protocol"
 import { messagesProtocol } from "./protocol"
-import { OutputLimitExceeded, type Refusal } from "../../domain/refusals"
-import { tooManyMessages } from "../../domain/requestBounds"
+import { OutputLimitExceeded, PromptTooLong, type Refusal } from "../../domain/refusals"
+import { cannotFit, tooManyMessages } from "../../domain/requestBounds"
+import { usageCeiling } from "../../domain/usageBounds"
 import type { Principal } from "../../domain/principal"
 import { providerB } from "./dialect"
 import { checkedMessagesCall } from "./messagesCall"
@@ -17,11 +18,10 @@ import { Upstreams } from "../../services/Upstreams"
 export const tokensPerMediaBlock = 1_600
 
 /**
- * Input tokens of a request, estimated (no tokenizer of this model family is published): about
- * four characters a token for the system prompt, messages and tools, with each base64 image or
- * document counted as one media block rather than by the length of its data.
+ * What the model reads of a request, measured: the characters of its system prompt, messages and tools as JSON,
+ * with each base64 image or document counted as one media block rather than by the length of its data.
  */
-export const estimateInputTokens = (request: MessagesRequest): number => {
+const inputOf = (request: MessagesRequest): { readonly chars: number; readonly mediaBlocks: number } => {
   let mediaBlocks = 0
   const text = JSON.stringify([request.system ?? "", request.messages, request.tools ?? []], (_key, value: unknown) => {
     if (isRecord(value) && value.type === "base64" && typeof value.data === "string") {
@@ -30,8 +30,17 @@ export const estimateInputTokens = (request: MessagesRequest): number => {
     }
     return value
   })
-  return Math.ceil(text.length / 4) + mediaBlocks * tokensPerMediaBlock
+  return { chars: text.length, mediaBlocks }
 }
+
+/**
+ * Input tokens of a request, estimated (no tokenizer of this model family is published): about four characters
+ * a token for the system prompt, messages and tools, and tokensPerMediaBlock for each image or document.
+ */
+export const estimateInputTokens = (request: MessagesRequest): number => estimateOf(inputOf(request))
+
+const estimateOf = ({ chars, mediaBlocks }: { readonly chars: number; readonly mediaBlocks: number }): number =>
+  Math.ceil(chars / 4) + mediaBlocks * tokensPerMediaBlock
 
 export class Messages extends Context.Tag("Messages")<Messages, {
   /**
@@ -62,7 +71,14 @@ export class Messages extends Context.Tag("Messages")<Messages, {
           // Also checked by the forwarding lane on the raw body, before decoding: same answer either way.
           const crowded = tooManyMessages("provider_b", "messages", request)
           if (crowded !== undefined) return Effect.fail(crowded)
-          const inputTokens = estimateInputTokens(request)
+          const input = inputOf(request)
+          // Text too long for any count to fit the model's context: refused on its length (the estimate is no bound).
+          const model = findModel("provider_b", "messages", request.model)
+          const contextLength = model?.contextLength
+          if (contextLength !== undefined && cannotFit(input.chars, contextLength)) {
+            return Effect.fail(new PromptTooLong({ field: "messages", found: "length", amount: input.chars, contextLength }))
+          }
+          const inputTokens = estimateOf(input)
           return forwarder.forward({
             principal,
             family: messages.family,
@@ -78,6 +94,7 @@ export class Messages extends Context.Tag("Messages")<Messages, {
             stream: request.stream === true,
             upstreamHeaders: call.right.upstreamHeaders,
             estimatedInputTokens: inputTokens,
+            usageCeiling: usageCeiling(model, request.max_tokens),
             requestId
           })
         }

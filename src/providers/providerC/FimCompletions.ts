@@ -11,6 +11,7 @@ import { providerC } from "./dialect"
 import { type Forwarded, Forwarder } from "../../services/Forwarder"
 import { fimCompletions } from "./endpoints"
 import { Upstreams } from "../../services/Upstreams"
+import { usageCeiling } from "../../domain/usageBounds"
 
 /** The one model the FIM endpoint serves (the spec: "only codemodel-2501 is compatible"), and its context length. */
 const fimModel = findModel("provider_c", "fim", DEFAULT_FIM_MODEL)
@@ -74,6 +75,7 @@ export class FimCompletions extends Context.Tag("FimCompletions")<FimCompletions
           body: request,
           stream,
           estimatedInputTokens: promptTokens,
+          usageCeiling: usageCeiling(fimModel, request.max_tokens),
           ...(stream ? { relayEvent: withFinishReason } : {}),
           requestId
         })
