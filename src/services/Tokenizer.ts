@@ -30,35 +30,77 @@ const loadTable = (encoding: Encoding): Promise<RankTable> =>
   ).then(async (table) => table ?? openRankTable(packRanks(await packageRanks(encoding)))!)
 
 /**
+ * How long a loaded table is kept without being used: loading it again is reading a file of a few MB (a
+ * millisecond or two), and a table let go soon after the traffic stops is collected by the garbage collections
+ * V8 makes then (let go later, it may stay until the next burst of work).
+ */
+export const tableIdleMs = 10_000
+
+/** One encoding's table as the service holds it: loaded on first use, let go when unused for tableIdleMs. */
+interface Slot {
+  counter: BytePairCounter | undefined
+  loading: Promise<BytePairCounter> | undefined
+  usedAt: number
+}
+
+/**
  * Counts tokens with the real byte-pair encodings of the provider_a model families: the published rank tables
  * (gpt-tokenizer's, the same counts as the reference implementation) in a compact form, counted by
- * src/domain/bytePairCount.ts. Each table is loaded on first use, once, and shared.
+ * src/domain/bytePairCount.ts. Each table is loaded on first use and shared; one unused for tableIdleMs is let
+ * go, so that an idle service does not hold it (bench/RESULTS.md, "Footprint").
  */
 export class Tokenizer extends Context.Tag("Tokenizer")<Tokenizer, {
   readonly count: (encoding: Encoding, text: string) => Effect.Effect<number>
+  /** The encodings whose tables are held now. */
+  readonly loaded: Effect.Effect<ReadonlyArray<Encoding>>
 }>() {
-  static readonly layer = Layer.effect(
-    Tokenizer,
-    Effect.gen(function*() {
-      const load = {
-        cl100k_base: yield* Effect.cached(Effect.promise(() => loadTable("cl100k_base"))),
-        o200k_base: yield* Effect.cached(Effect.promise(() => loadTable("o200k_base")))
-      }
-      // Once loaded, a counter is used directly: going through the cached effect on every request
-      // cost more than counting a short prompt.
-      const loaded: { -readonly [E in Encoding]?: BytePairCounter } = {}
-      return {
-        count: (encoding, text) => {
-          const counter = loaded[encoding]
-          return counter !== undefined
-            ? Effect.sync(() => counter.count(text))
-            : Effect.map(load[encoding], (table) => {
-              const made = loaded[encoding] ?? makeBytePairCounter(table, splitPatterns[encoding])
-              loaded[encoding] = made
-              return made.count(text)
-            })
+  static readonly layerWith = (idleMs: number) =>
+    Layer.scoped(
+      Tokenizer,
+      Effect.gen(function*() {
+        const slots: Readonly<Record<Encoding, Slot>> = {
+          cl100k_base: { counter: undefined, loading: undefined, usedAt: 0 },
+          o200k_base: { counter: undefined, loading: undefined, usedAt: 0 }
         }
-      }
-    })
-  )
+        const load = (encoding: Encoding, slot: Slot): Promise<BytePairCounter> =>
+          slot.loading ??= loadTable(encoding).then(
+            (table) => {
+              slot.counter = makeBytePairCounter(table, splitPatterns[encoding])
+              slot.loading = undefined
+              return slot.counter
+            },
+            (error: unknown) => {
+              // Tried again by the next count.
+              slot.loading = undefined
+              throw error
+            }
+          )
+        // A look every half period: a table unused for a whole one is let go (in flight counts keep theirs).
+        yield* Effect.acquireRelease(
+          Effect.sync(() =>
+            setInterval(() => {
+              for (const slot of Object.values(slots)) {
+                if (slot.counter !== undefined && performance.now() - slot.usedAt > idleMs) slot.counter = undefined
+              }
+            }, idleMs / 2).unref()
+          ),
+          (timer) => Effect.sync(() => clearInterval(timer))
+        )
+        return {
+          count: (encoding, text) => {
+            const slot = slots[encoding]
+            slot.usedAt = performance.now()
+            // Once loaded, a counter is used directly: going through a promise on every request cost more than
+            // counting a short prompt.
+            const counter = slot.counter
+            return counter !== undefined
+              ? Effect.sync(() => counter.count(text))
+              : Effect.map(Effect.promise(() => load(encoding, slot)), (loaded) => loaded.count(text))
+          },
+          loaded: Effect.sync(() => (Object.keys(slots) as Array<Encoding>).filter((encoding) => slots[encoding].counter !== undefined))
+        }
+      })
+    )
+
+  static readonly layer = Tokenizer.layerWith(tableIdleMs)
 }
