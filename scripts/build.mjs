@@ -23,6 +23,24 @@ const dist = path.join(root, "dist")
 /** Inputs every step depends on: the dependencies and this script. */
 const common = ["package.json", "package-lock.json", "scripts/build.mjs"]
 
+/**
+ * The platform's barrel (`@effect/platform`) re-exports its Swagger UI module, 2 MB of script: with it, esbuild puts
+ * that module in a chunk every entry loads at start-up, though only src/http/swaggerPage.ts uses it, through a dynamic
+ * import. Dropped from the barrel, the module lands in that import's own chunk, loaded on the first GET /docs
+ * (about 7 MB less for an idle service, bench/RESULTS.md, "Footprint").
+ */
+const swaggerOnDemand = {
+  name: "swagger-on-demand",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@effect[\\/]platform[\\/]dist[\\/]esm[\\/]index\.js$/ }, async (args) => {
+      const source = await fs.promises.readFile(args.path, "utf8")
+      const barrel = source.replace(/^export \* as HttpApiSwagger from "\.\/HttpApiSwagger\.js";$/m, "")
+      if (barrel === source) throw new Error(`${args.path} no longer re-exports HttpApiSwagger as scripts/build.mjs expects`)
+      return { contents: barrel, loader: "js", resolveDir: path.dirname(args.path) }
+    })
+  }
+}
+
 /** @type {ReadonlyArray<BuildStep>} */
 export const steps = [
   {
@@ -67,6 +85,7 @@ export const steps = [
           // pg's optional native binding, not installed.
           "pg-native"
         ],
+        plugins: [swaggerOnDemand],
         // CommonJS dependencies inside an ESM bundle still call require() for Node's built-in modules.
         banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' },
         minifyWhitespace: true,

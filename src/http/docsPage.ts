@@ -2,7 +2,7 @@ import { HttpServerRequest, HttpServerResponse, type HttpApp } from "@effect/pla
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
 
-/** Where the API reference page is served, below BASE_PATH (HttpApiSwagger's page, src/http/server.ts). */
+/** Where the API reference page is served, below BASE_PATH (HttpApiSwagger's page, src/http/swaggerPage.ts). */
 export const docsPath = "/docs"
 
 const sha256 = (text: string): string => `'sha256-${crypto.createHash("sha256").update(text, "utf8").digest("base64")}'`
@@ -34,8 +34,8 @@ export const docsContentSecurityPolicy = (html: string): string => {
 
 /**
  * Adds the docs page's Content-Security-Policy to its answer (the page is built by the platform's
- * HttpApiSwagger, which sets none). The page is made once at start-up, so its policy is computed once,
- * on the first request.
+ * HttpApiSwagger, which sets none). The page is made once, on its first request (src/http/swaggerPage.ts), so
+ * its policy is computed once, then.
  */
 export const withDocsPolicy = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | HttpServerRequest.HttpServerRequest> => {
   let policy: string | undefined

@@ -1,4 +1,4 @@
-import { FileSystem, HttpApiBuilder, HttpApiSwagger, HttpIncomingMessage, HttpMiddleware, HttpServerRequest } from "@effect/platform"
+import { FileSystem, HttpApi, HttpApiBuilder, HttpIncomingMessage, HttpMiddleware, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Duration, Effect, Layer, Option } from "effect"
 import * as http from "node:http"
@@ -112,8 +112,19 @@ const answerBeforeReset = (request: http.IncomingMessage, maxBodyBytes: number) 
   }) as typeof request.destroy
 }
 
+/**
+ * GET /docs, the Swagger UI page of the API, made on its first request (src/http/swaggerPage.ts, a chunk of its
+ * own): an idle service does not hold its megabytes of script; its policy is added by withDocsPolicy
+ * (src/http/docsPage.ts). GET /openapi.json, the document itself.
+ */
 const DocsLive = Layer.mergeAll(
-  HttpApiSwagger.layer({ path: docsPath }),
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function*() {
+      const api = yield* HttpApi.Api
+      const page = yield* Effect.cached(Effect.flatMap(Effect.promise(() => import("./swaggerPage")), ({ swaggerHandler }) => swaggerHandler(api)))
+      yield* router.get(docsPath, Effect.flatten(page))
+    })
+  ),
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })
 )
 
