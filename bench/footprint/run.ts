@@ -1,7 +1,7 @@
 // `npm run bench:footprint`: the service's memory as `npm start` runs it (built JS, plain node, its heap settings),
 // beside the same build under Node's default heap sizing. Both run at once on CPU 0 against one simulator (CPU 1),
 // each on its own embedded PostgreSQL, whose processes are reported apart (PSS, so shared buffers count once).
-// Per variant: RSS idle after start-up, idle after 50 requests, and the peak (VmHWM) and CPU per request under the
+// Per variant: RSS idle after start-up, idle 5 s and 60 s after 50 requests, and the peak (VmHWM) and CPU per request under the
 // gateway benchmark's four workloads at 32 connections (interleaved rounds). Writes "## Footprint" in bench/RESULTS.md.
 // BENCH_SECONDS (8 per workload and round), BENCH_ROUNDS (3), BENCH_WRITE=0 (print only), BENCH_ALT_FLAGS (node flags of
 // the second variant instead of none, e.g. "--max-semi-space-size=8 --max-old-space-size=192").
@@ -18,6 +18,8 @@ const root = path.resolve(import.meta.dirname, "../..")
 const work = path.join(root, "bench/.work/footprint")
 const seconds = Number(process.env.BENCH_SECONDS ?? "8")
 const rounds = Number(process.env.BENCH_ROUNDS ?? "3")
+// When the service is idle again after the 50 requests, measured a second time.
+const quietMs = 60_000
 const adminToken = "bench-admin-token-0123456789"
 const unbound = { requestsPerMinute: 100_000_000, tokensPerMinute: 1_000_000_000 }
 
@@ -64,6 +66,8 @@ interface Variant {
   idlePostgresMb?: number
   after50Mb?: number
   after50PostgresMb?: number
+  /** A minute after the 50 requests: the tokenizer's tables let go (src/services/Tokenizer.ts, tableIdleMs). */
+  quietMb?: number
   readonly cpuMsPerRequest: Map<string, Array<number>>
 }
 
@@ -185,6 +189,8 @@ const main = async (): Promise<void> => {
       variant.after50Mb = statusMb(variant.started!.pid, "VmRSS")
       variant.after50PostgresMb = postgresPssMb(variant.started!.pid)
     }
+    await sleep(quietMs - 5000)
+    for (const variant of variants) variant.quietMb = statusMb(variant.started!.pid, "VmRSS")
     const errors = new Map<string, number>()
     const requests = new Map<string, number>()
     for (let round = 0; round < rounds; round++) {
@@ -207,7 +213,7 @@ const main = async (): Promise<void> => {
 
     const mb = (value: number | undefined) => (value === undefined ? "–" : Math.round(value).toString())
     const rows = variants.map((variant, i) =>
-      `| ${variant.name} | ${mb(variant.idleMb)} | ${mb(variant.after50Mb)} | **${mb(peaks[i]!.service)}** | ${mb(variant.idlePostgresMb)} / ${mb(variant.after50PostgresMb)} / ${mb(peaks[i]!.postgres)} |`
+      `| ${variant.name} | ${mb(variant.idleMb)} | ${mb(variant.after50Mb)} | ${mb(variant.quietMb)} | **${mb(peaks[i]!.service)}** | ${mb(variant.idlePostgresMb)} / ${mb(variant.after50PostgresMb)} / ${mb(peaks[i]!.postgres)} |`
     )
     const cpuRows = workloads.map((workload) => {
       const [capped, free] = variants.map((variant) => median(variant.cpuMsPerRequest.get(workload.name) ?? []))
@@ -217,11 +223,12 @@ const main = async (): Promise<void> => {
 \`npm run bench:footprint\`: both variants run the same build (dist/server, plain \`node\`) at once, ${pin.note}; upstreams
 configured (the simulator, a process of its own); embedded PostgreSQL per variant. Service RSS is VmRSS of the node process;
 its PostgreSQL's processes are reported apart as the sum of their PSS. Idle: 5 s after ready; after 50 requests (10 each of
-chat JSON, chat stream, embeddings, messages stream, FIM), 5 s later. Peak: VmHWM after ${rounds} interleaved rounds of the
+chat JSON, chat stream, embeddings, messages stream, FIM), 5 s later, and ${quietMs / 1000} s later (the tokenizer's tables are let go
+10 s after their last use). Peak: VmHWM after ${rounds} interleaved rounds of the
 four gateway workloads at 32 connections, ${seconds} s each.
 
-| variant | service RSS idle (MB) | idle after 50 requests | peak under load | its PostgreSQL PSS: idle / after 50 / after load |
-|---|---|---|---|---|
+| variant | service RSS idle (MB) | idle after 50 requests (5 s) | the same, ${quietMs / 1000} s after | peak under load | its PostgreSQL PSS: idle / after 50 / after load |
+|---|---|---|---|---|---|
 ${rows.join("\n")}
 
 Requests under load (errors: non-2xx answers and socket errors): ${variants.map((v) => `${v.name}: ${requests.get(v.name) ?? 0} (${errors.get(v.name) ?? 0} errors)`).join("; ")}.
