@@ -48,12 +48,14 @@ export const largeBodyBytes = 1024 * 1024
 export const scanBodiesOver = largeBodyBytes
 
 /**
- * Large bodies read at once per instance (parsed, decoded, checked and counted, until they go upstream), how
- * many more may wait their turn, and how many one workspace may have reading or waiting: beyond the waiting
- * room a large body is 503 (retry shortly), beyond its workspace's share 429. The heap of `npm start` (192 MB)
- * holds two 10 MB bodies in every form they take while read (bench/RESULTS.md, "Large bodies").
+ * Large bodies per instance: let in at once (received, waiting their turn, or processed) at most
+ * `reading + waiting`, and from one workspace at most `perWorkspace`, each refused before it is read beyond
+ * that (503 for the instance, 429 for the workspace: retry shortly); of those, `reading` processed (parsed,
+ * decoded, checked and counted) at once. The heap of `npm start` (192 MB) holds two 10 MB bodies in every form
+ * they take while processed, and eight received ones are 80 MB of buffers at most (bench/RESULTS.md,
+ * "Large request bodies").
  */
-export const largeBodyLimits = { reading: 2, waiting: 16, perWorkspace: 4 } as const
+export const largeBodyLimits = { reading: 2, waiting: 6, perWorkspace: 4 } as const
 
 const roleKey = Buffer.from('"role"')
 const modelKey = Buffer.from('"model"')
@@ -97,22 +99,29 @@ export const tooManyRawMessages = (provider: ProviderId, family: ModelFamily, bo
 export const sliceChars = 32 * 1024
 
 /**
- * The text cut into slices of about sliceChars, each ending after a line break or a space where
- * there is one near the cut, so that few tokens straddle a cut (counts per slice add up to the
- * whole's within a token or so a slice).
+ * Where the slice of `text` that starts at `start` ends: about `size` characters on, after a line break in
+ * the slice's second half when there is one, else after a space there, else at `size` (a hard cut). Only
+ * that half is searched: a text without breaks costs no more to cut than one with them.
+ */
+export const sliceEnd = (text: string, start: number, size = sliceChars): number => {
+  if (text.length - start <= size) return text.length
+  const half = start + size / 2
+  const window = text.substring(half, start + size)
+  const line = window.lastIndexOf("\n")
+  const at = line !== -1 ? line : window.lastIndexOf(" ")
+  return at === -1 ? start + size : half + at + 1
+}
+
+/**
+ * The text cut into slices of about sliceChars (sliceEnd), so that few tokens straddle a cut (counts per
+ * slice add up to the whole's within a token or so a slice).
  */
 export const textSlices = (text: string, size = sliceChars): ReadonlyArray<string> => {
   const slices: Array<string> = []
-  let start = 0
-  while (text.length - start > size) {
-    let end = start + size
-    // A line break in the slice's second half, else a space there, else a hard cut.
-    const line = text.lastIndexOf("\n", end - 1)
-    const breakAt = line > start + size / 2 ? line : text.lastIndexOf(" ", end - 1)
-    if (breakAt > start + size / 2) end = breakAt + 1
+  for (let start = 0; start < text.length || slices.length === 0; ) {
+    const end = sliceEnd(text, start, size)
     slices.push(text.slice(start, end))
     start = end
   }
-  slices.push(text.slice(start))
   return slices
 }

@@ -1,6 +1,6 @@
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, FiberRef } from "effect"
+import { Effect, Either, FiberRef } from "effect"
 import type * as http from "node:http"
 import { CurrentPrincipal } from "../api/security"
 import { decodePayload, malformedBody, nestedTooDeep, tooLarge } from "../api/requestProblems"
@@ -10,7 +10,8 @@ import type { LimitFamily } from "../domain/workspaceSettings"
 import { RateLimits } from "../services/RateLimits"
 import { maxJsonDepth, tooDeepPath } from "../domain/jsonDepth"
 import { largeBodyBytes } from "../domain/requestBounds"
-import { LargeBodies } from "../services/LargeBodies"
+import { LargeBodies, type LargeBodyTicket } from "../services/LargeBodies"
+import { yieldToEventLoop } from "../services/eventLoopTurn"
 import { parseJson } from "../providers/protocol"
 import type { ForwardedEndpoint } from "../providers/forwardedEndpoint"
 import { ChatCompletions } from "../providers/providerA/ChatCompletions"
@@ -29,31 +30,60 @@ import { currentRequestId, requestIdHeaders } from "./requestId"
 import { graceEnded } from "../http/connectionDrain"
 
 /**
- * The whole request body, refused beyond the limit. The chunks are let go once joined: the listeners, and so
- * what they hold, live as long as the request.
+ * The whole request body, refused beyond the limit. A large one (declared so, or found so as it comes) is read
+ * only when `letIn` lets it in, decided before its first byte is read when its length is declared. The bytes are
+ * received into one buffer of the declared length (no chunks kept and joined: the listeners, and so what they
+ * hold, live as long as the request).
  */
-const readRequestBody = (request: http.IncomingMessage, limit: number): Effect.Effect<Buffer, InvalidRequest> =>
+const readRequestBody = (
+  request: http.IncomingMessage,
+  limit: number,
+  letIn: () => Refusal | undefined
+): Effect.Effect<Buffer, Refusal> =>
   Effect.async((resume) => {
+    const declared = Number(request.headers["content-length"])
+    const sized = Number.isInteger(declared) && declared >= 0 && declared <= limit
+    if (sized && declared > largeBodyBytes) {
+      const refused = letIn()
+      if (refused !== undefined) return resume(Effect.fail(refused))
+    }
+    let whole: Buffer | undefined = sized ? Buffer.allocUnsafe(declared) : undefined
     let chunks: Array<Buffer> = []
     let size = 0
     let done = false
+    const fail = (refusal: Refusal) => {
+      done = true
+      whole = undefined
+      chunks = []
+      resume(Effect.fail(refusal))
+    }
     request.on("data", (chunk: Buffer) => {
       if (done) return
+      if (size + chunk.length > limit) return fail(new InvalidRequest({ problem: tooLarge(limit) }))
+      if (!sized && size <= largeBodyBytes && size + chunk.length > largeBodyBytes) {
+        const refused = letIn()
+        if (refused !== undefined) return fail(refused)
+      }
+      if (whole !== undefined && size + chunk.length > whole.length) {
+        // More than declared (the parser does not allow it): kept as chunks from here.
+        chunks = [whole.subarray(0, size)]
+        whole = undefined
+      }
+      if (whole !== undefined) chunk.copy(whole, size)
+      else chunks.push(chunk)
       size += chunk.length
-      if (size <= limit) return void chunks.push(chunk)
-      done = true
-      chunks = []
-      resume(Effect.fail(new InvalidRequest({ problem: tooLarge(limit) })))
     })
     request.once("end", () => {
       if (done) return
-      const body = Buffer.concat(chunks, size)
+      done = true
+      const body = whole !== undefined ? whole.subarray(0, size) : Buffer.concat(chunks, size)
+      whole = undefined
       chunks = []
       resume(Effect.succeed(body))
     })
   })
 
-/** How forwarded bodies are read: their size limit (MAX_BODY_BYTES) and the instance's large-body slots. */
+/** How forwarded bodies are read: their size limit (MAX_BODY_BYTES) and the instance's large-body room. */
 export interface BodyReading {
   readonly maxBodyBytes: number
   readonly largeBodies: LargeBodies["Type"]
@@ -61,9 +91,10 @@ export interface BodyReading {
 
 /**
  * The one body reader of the forwarded endpoints, for the lane and the HttpApi handlers alike: reads the whole
- * body (refused beyond MAX_BODY_BYTES), then parses it and hands its JSON to `serve`. A large body does that
- * holding one of the instance's large-body slots (LargeBodies: a few at once, the others wait their turn or are
- * refused), until it goes upstream; before it is parsed it is scanned for its message count. The JSON is
+ * body (refused beyond MAX_BODY_BYTES), then parses it and hands its JSON to `serve`. A large body is let in
+ * first (LargeBodies: a few per instance and per workspace, refused before it is read beyond that), then
+ * processed holding one of the instance's slots, its turn awaited, until it goes upstream; it is scanned for
+ * its message count before it is parsed, and the event loop gets a turn between those steps. The JSON is
  * refused when it is nested too deep (before anything walks it recursively) or fails the endpoint's cheap
  * bounds; an empty body is null, as the framework reads it. The payload is decoded by `serve`.
  */
@@ -77,18 +108,35 @@ export const withForwardedBody = <A>(
   workspaceId: string,
   serve: (json: unknown) => Effect.Effect<A, Refusal>
 ): Effect.Effect<A, Refusal> =>
-  Effect.flatMap(readRequestBody(request, reading.maxBodyBytes), (body): Effect.Effect<A, Refusal> => {
-    if (body.length <= largeBodyBytes) return Effect.flatMap(parsedBody(endpoint, body), serve)
-    // Its bytes are let go once parsed, though the request goes on for a while (upstream).
-    let bytes: Buffer | undefined = body
-    return reading.largeBodies.withSlot(
-      workspaceId,
-      Effect.suspend(() => {
-        const large = bytes ?? Buffer.alloc(0)
-        bytes = undefined
-        const crowded = endpoint.scan?.(large)
-        return crowded !== undefined ? Effect.fail(crowded) : Effect.flatMap(parsedBody(endpoint, large), serve)
+  Effect.suspend(() => {
+    let ticket: LargeBodyTicket | undefined
+    const letIn = (): Refusal | undefined =>
+      Either.match(reading.largeBodies.admit(workspaceId), {
+        onLeft: (busy) => busy,
+        onRight: (admitted) => {
+          ticket = admitted
+          return undefined
+        }
       })
+    return readRequestBody(request, reading.maxBodyBytes, letIn).pipe(
+      Effect.flatMap((body): Effect.Effect<A, Refusal> => {
+        if (ticket === undefined) return Effect.flatMap(parsedBody(endpoint, body), serve)
+        // Its bytes are let go once parsed, though the request goes on for a while (upstream).
+        let bytes: Buffer | undefined = body
+        return ticket.process(Effect.suspend(() => {
+          const large = bytes ?? Buffer.alloc(0)
+          bytes = undefined
+          const crowded = endpoint.scan?.(large)
+          if (crowded !== undefined) return Effect.fail(crowded)
+          // Parsed after a turn (parsedBody parses when called), decoded and served after another.
+          return yieldToEventLoop.pipe(
+            Effect.zipRight(Effect.suspend(() => parsedBody(endpoint, large))),
+            Effect.tap(() => yieldToEventLoop),
+            Effect.flatMap(serve)
+          )
+        }))
+      }),
+      Effect.ensuring(Effect.sync(() => ticket?.leave()))
     )
   })
 

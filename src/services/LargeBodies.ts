@@ -1,4 +1,4 @@
-import { Context, Effect, FiberRef, Layer } from "effect"
+import { Context, Effect, Either, FiberRef, Layer } from "effect"
 import { largeBodyLimits } from "../domain/requestBounds"
 import { LargeBodiesBusy } from "../domain/refusals"
 
@@ -8,69 +8,91 @@ import { LargeBodiesBusy } from "../domain/refusals"
  */
 export const releaseLargeBodySlot: FiberRef.FiberRef<Effect.Effect<void>> = FiberRef.unsafeMake<Effect.Effect<void>>(Effect.void)
 
+/** A large body let in: it may be received, then processed in its turn. */
+export interface LargeBodyTicket {
+  /**
+   * Runs the body's processing (parsing, decoding, checking, counting) holding one of the instance's slots,
+   * waiting its turn for one: until `work` ends, or until it runs releaseLargeBodySlot (as it goes upstream).
+   */
+  readonly process: <A, E, R>(work: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** Leaves (once; again is nothing): when the request is done with its body, whatever became of it. */
+  readonly leave: () => void
+}
+
 /**
- * The forwarded requests whose bodies are large (requestBounds.largeBodyBytes) are read a few at a time: each
- * costs its size several times over in memory and tens of milliseconds of the event loop while it is parsed,
- * decoded, checked and counted, and four of 10 MB at once ran the heap out. Up to `reading` at once per instance,
- * up to `waiting` more in line (first come, first served; a request whose client leaves leaves the line), and
- * no workspace more than `perWorkspace` of them reading or waiting, so that one workspace's large bodies never
- * fill the line for everyone. Beyond those: LargeBodiesBusy (503 for the instance, 429 for the workspace).
+ * The forwarded requests whose bodies are large (requestBounds.largeBodyBytes) are let in a few at a time: each
+ * costs its size several times over in memory and tens of milliseconds of the event loop while it is received,
+ * parsed, decoded, checked and counted; four of 10 MB at once ran the heap out, and bodies received without bound
+ * could fill the memory with buffers. At most `reading + waiting` are let in per instance (received, in line, or
+ * processed) and no workspace more than `perWorkspace` of them, so that one workspace's bodies never fill the
+ * room; of those, `reading` are processed at once, first come first served (a request whose client leaves leaves
+ * the line). Beyond: LargeBodiesBusy, before the body is read (503 for the instance, 429 for the workspace).
  */
 export class LargeBodies extends Context.Tag("LargeBodies")<LargeBodies, {
-  /**
-   * Runs the reading of one large body holding a slot: until `work` ends, or until it calls
-   * releaseLargeBodySlot (as it goes upstream).
-   */
-  readonly withSlot: <A, E, R>(workspaceId: string, work: Effect.Effect<A, E, R>) => Effect.Effect<A, E | LargeBodiesBusy, R>
+  readonly admit: (workspaceId: string) => Either.Either<LargeBodyTicket, LargeBodiesBusy>
 }>() {
   static readonly layerWith = (limits: { readonly reading: number; readonly waiting: number; readonly perWorkspace: number }) =>
     Layer.effect(
       LargeBodies,
       Effect.gen(function*() {
         const slots = yield* Effect.makeSemaphore(limits.reading)
-        // Reading or waiting: on the instance, and per workspace (entries removed at zero).
+        // Let in (received, in line or processed): on the instance, and per workspace (entries removed at zero).
         let admitted = 0
         const byWorkspace = new Map<string, number>()
-        const instanceBusy = new LargeBodiesBusy({ scope: "instance", limit: limits.reading + limits.waiting })
-        const workspaceBusy = new LargeBodiesBusy({ scope: "workspace", limit: limits.perWorkspace })
-        const leave = (workspaceId: string) => {
-          admitted -= 1
-          const left = (byWorkspace.get(workspaceId) ?? 1) - 1
-          if (left === 0) byWorkspace.delete(workspaceId)
-          else byWorkspace.set(workspaceId, left)
-        }
+        const instanceBusy = Either.left(new LargeBodiesBusy({ scope: "instance", limit: limits.reading + limits.waiting }))
+        const workspaceBusy = Either.left(new LargeBodiesBusy({ scope: "workspace", limit: limits.perWorkspace }))
         return {
-          withSlot: <A, E, R>(workspaceId: string, work: Effect.Effect<A, E, R>) =>
-            Effect.suspend((): Effect.Effect<A, E | LargeBodiesBusy, R> => {
-              const mine = byWorkspace.get(workspaceId) ?? 0
-              if (mine >= limits.perWorkspace) return Effect.fail(workspaceBusy)
-              if (admitted >= limits.reading + limits.waiting) return Effect.fail(instanceBusy)
-              admitted += 1
-              byWorkspace.set(workspaceId, mine + 1)
-              let held = false
-              let left = false
-              // Idempotent: called when the request goes upstream, and again when its work ends.
-              const release = Effect.suspend(() => {
-                if (left) return Effect.void
-                left = true
-                leave(workspaceId)
-                if (!held) return Effect.void
-                held = false
-                return slots.release(1)
-              })
-              return Effect.uninterruptibleMask((restore) =>
-                restore(slots.take(1)).pipe(
-                  Effect.tap(() => {
-                    held = true
-                  }),
-                  Effect.zipRight(restore(Effect.locally(work, releaseLargeBodySlot, release))),
-                  Effect.ensuring(release)
-                )
-              )
+          admit: (workspaceId) => {
+            const mine = byWorkspace.get(workspaceId) ?? 0
+            if (mine >= limits.perWorkspace) return workspaceBusy
+            if (admitted >= limits.reading + limits.waiting) return instanceBusy
+            admitted += 1
+            byWorkspace.set(workspaceId, mine + 1)
+            let left = false
+            let held = false
+            const leave = () => {
+              if (left) return
+              left = true
+              admitted -= 1
+              const others = (byWorkspace.get(workspaceId) ?? 1) - 1
+              if (others === 0) byWorkspace.delete(workspaceId)
+              else byWorkspace.set(workspaceId, others)
+            }
+            // Idempotent: run as the body goes upstream, and again when its work ends.
+            const release = Effect.suspend(() => {
+              leave()
+              if (!held) return Effect.void
+              held = false
+              return slots.release(1)
             })
+            return Either.right({
+              leave,
+              process: (work) =>
+                Effect.uninterruptibleMask((restore) =>
+                  restore(slots.take(1)).pipe(
+                    Effect.tap(() => {
+                      held = true
+                    }),
+                    Effect.zipRight(restore(Effect.locally(work, releaseLargeBodySlot, release))),
+                    Effect.ensuring(release)
+                  )
+                )
+            })
+          }
         }
       })
     )
 
   static readonly layer = LargeBodies.layerWith(largeBodyLimits)
 }
+
+/** Lets a large body in, processes it with `work`, and leaves: the whole course of one body (tests, one-step callers). */
+export const withLargeBodySlot = <A, E, R>(
+  bodies: LargeBodies["Type"],
+  workspaceId: string,
+  work: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | LargeBodiesBusy, R> =>
+  Either.match(bodies.admit(workspaceId), {
+    onLeft: (busy) => Effect.fail(busy),
+    onRight: (ticket) => Effect.ensuring(ticket.process(work), Effect.sync(ticket.leave))
+  })

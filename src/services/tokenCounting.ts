@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { sliceChars, textSlices } from "../domain/requestBounds"
+import { sliceChars, sliceEnd } from "../domain/requestBounds"
 import { yieldToEventLoop } from "./eventLoopTurn"
 import type { Encoding, Tokenizer } from "./Tokenizer"
 
@@ -31,18 +31,22 @@ export const countTextParts = (
 ): Effect.Effect<number> => {
   const chars = parts.reduce((sum, part) => sum + part.length, parts.length - 1)
   if (chars <= sliceChars) return tokenizer.count(encoding, parts.join("\n"))
-  const { breaks, slices } = slicesOf(parts)
-  const loop = (index: number, total: number): Effect.Effect<number> =>
-    index >= slices.length || total > stopAbove
+  const slices = slicesOf(parts)
+  const loop = (total: number): Effect.Effect<number> => {
+    const next = total > stopAbove ? undefined : slices.next()
+    return next === undefined || next.done === true
       ? Effect.succeed(total)
-      : Effect.flatMap(tokenizer.count(encoding, slices[index]!), (tokens) =>
-        Effect.zipRight(yieldToEventLoop, loop(index + 1, total + tokens)))
-  return loop(0, breaks)
+      : Effect.flatMap(tokenizer.count(encoding, next.value.text), (tokens) =>
+        Effect.zipRight(yieldToEventLoop, loop(total + tokens + next.value.breaks)))
+  }
+  return loop(0)
 }
 
-/** Slices of about sliceChars over the parts, and how many line breaks between parts fall between slices. */
-const slicesOf = (parts: ReadonlyArray<string>): { readonly slices: ReadonlyArray<string>; readonly breaks: number } => {
-  const slices: Array<string> = []
+/**
+ * Slices of about sliceChars over the parts, cut as they are counted (a count that stops early cuts no
+ * further), each with the line breaks between parts that fall before it and outside any slice.
+ */
+function* slicesOf(parts: ReadonlyArray<string>): Generator<{ readonly text: string; readonly breaks: number }> {
   let joined: string | undefined
   let breaks = 0
   for (const part of parts) {
@@ -51,18 +55,21 @@ const slicesOf = (parts: ReadonlyArray<string>): { readonly slices: ReadonlyArra
       continue
     }
     if (joined !== undefined) {
-      slices.push(joined)
-      breaks += 1
+      yield { text: joined, breaks }
+      breaks = 1
+      joined = undefined
     }
-    joined = undefined
     if (part.length < sliceChars) {
       joined = part
       continue
     }
-    slices.push(...textSlices(part))
-    breaks += 1
+    for (let start = 0; start < part.length;) {
+      const end = sliceEnd(part, start)
+      yield { text: part.slice(start, end), breaks }
+      breaks = 0
+      start = end
+    }
+    breaks = 1
   }
-  if (joined !== undefined) slices.push(joined)
-  else breaks -= 1
-  return { slices, breaks: Math.max(0, breaks) }
+  if (joined !== undefined) yield { text: joined, breaks }
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { MODEL_CATALOG } from "../../src/domain/models"
 import type { ModelFamily, ProviderId } from "../../src/domain/models"
-import { tooManyMessages, tooManyRawMessages } from "../../src/domain/requestBounds"
+import { cannotFit, maxTokenBytes, sliceChars, sliceEnd, textSlices, tooManyMessages, tooManyRawMessages } from "../../src/domain/requestBounds"
 import { providerA } from "../../src/providers/providerA/dialect"
 import { problemOf } from "../../src/providers/render"
 
@@ -43,5 +43,28 @@ describe("message-count bounds", () => {
     expect(rawMessageCountProblem("provider_a", "chat_completions", body("my-own-model"))).toBeUndefined()
     // A second, larger model named elsewhere in the body wins: never stricter than the request's own.
     expect(rawMessageCountProblem("provider_a", "chat_completions", body("chatgen-4o", { metadata: { model: "chatgen-5" } }))).toBeUndefined()
+  })
+})
+
+describe("slices of a long text", () => {
+  it("end after a line break, else a space, in the slice's second half; else a hard cut", () => {
+    const breakLate = "x".repeat(sliceChars - 100) + "\n" + "y".repeat(sliceChars)
+    expect(sliceEnd(breakLate, 0)).toBe(sliceChars - 99)
+    // A break in the first half only, or none: cut at the size, the text before the start never searched.
+    const breakEarly = "x".repeat(100) + "\n" + "y".repeat(2 * sliceChars)
+    expect(sliceEnd(breakEarly, 0)).toBe(sliceChars)
+    expect(sliceEnd(breakEarly, 50)).toBe(50 + sliceChars)
+    const spaced = ("word ".repeat(sliceChars / 5) + "tail").repeat(3)
+    expect(spaced[sliceEnd(spaced, 0) - 1]).toBe(" ")
+    const unbroken = "a".repeat(9 * sliceChars + 7)
+    expect(textSlices(unbroken).map((slice) => slice.length)).toEqual([...Array(9).fill(sliceChars), 7])
+    expect(textSlices("")).toEqual([""])
+  })
+})
+
+describe("the length bound", () => {
+  it("refuses only what no count could fit: more characters than the context's tokens can hold", () => {
+    expect(cannotFit(128_000 * maxTokenBytes, 128_000)).toBe(false)
+    expect(cannotFit(128_000 * maxTokenBytes + 1, 128_000)).toBe(true)
   })
 })

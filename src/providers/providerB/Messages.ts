@@ -2,6 +2,7 @@ import { Context, Effect, Either, Layer } from "effect"
 import type { MessagesRequest } from "./messagesWire"
 import { AppConfig } from "../../config"
 import { exceededOutputLimit, findModel } from "../../domain/models"
+import { jsonLength } from "../../domain/jsonLength"
 import { isRecord } from "../protocol"
 import { messagesProtocol } from "./protocol"
 import { OutputLimitExceeded, PromptTooLong, type Refusal } from "../../domain/refusals"
@@ -18,19 +19,20 @@ import { Upstreams } from "../../services/Upstreams"
 export const tokensPerMediaBlock = 1_600
 
 /**
- * What the model reads of a request, measured: the characters of its system prompt, messages and tools as JSON,
- * with each base64 image or document counted as one media block rather than by the length of its data.
+ * What the model reads of a request, measured: the characters of its system prompt, messages and tools as JSON
+ * (counted, not written out: a body of megabytes is not copied again), with each base64 image or document
+ * counted as one media block rather than by the length of its data.
  */
 const inputOf = (request: MessagesRequest): { readonly chars: number; readonly mediaBlocks: number } => {
   let mediaBlocks = 0
-  const text = JSON.stringify([request.system ?? "", request.messages, request.tools ?? []], (_key, value: unknown) => {
+  const chars = jsonLength([request.system ?? "", request.messages, request.tools ?? []], (value) => {
     if (isRecord(value) && value.type === "base64" && typeof value.data === "string") {
       mediaBlocks += 1
       return { ...value, data: "" }
     }
     return value
   })
-  return { chars: text.length, mediaBlocks }
+  return { chars, mediaBlocks }
 }
 
 /**
