@@ -1,11 +1,15 @@
-// The service against a hostile upstream (peak memory, held requests) and against a workspace that sends
+// The service against a hostile upstream (peak memory, held requests) and against workspaces that send
 // oversized bodies (other workspaces' latency). Not a test: figures for bench/RESULTS.md.
-//   npx tsx bench/hardening/run.ts [memory|latency]...
+//   npx tsx bench/hardening/run.ts [memory|latency|large-bodies]...
+// The service runs built, as `npm start` runs it (its heap flags); BENCH_SERVICE_DIR: another checkout (built there),
+// for before/after figures; BENCH_SECONDS: how long each latency probe runs (8 and 10 s by default).
 import * as fs from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import { execFileSync } from "node:child_process"
+import { builtEntry } from "../../test/support/builtService"
 import { cpuSeconds, freePort, start, stop, waitForPort } from "../gateway/processes"
 
 const adminToken = "bench-admin-token-0123456789"
@@ -60,7 +64,9 @@ const hostile = http.createServer((request, response) => {
 })
 
 const rssMb = (pid: number): number => {
-  const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))
+  // A process that is gone (killed by its heap limit) has no status: NaN, which Math.max leaves out.
+  const status = fs.existsSync(`/proc/${pid}/status`) ? fs.readFileSync(`/proc/${pid}/status`, "utf8") : ""
+  const match = /VmRSS:\s+(\d+) kB/.exec(status)
   return match === null ? Number.NaN : Number(match[1]) / 1024
 }
 
@@ -71,9 +77,11 @@ const main = async () => {
   const base = `http://127.0.0.1:${port}`
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-hardening-"))
   // BENCH_SERVICE_DIR: another checkout of the service (e.g. the code before a change), for before/after figures.
-  const service = start("service", [process.execPath, "--import", "tsx", "src/main.ts"], {
+  const serviceDir = process.env.BENCH_SERVICE_DIR ?? path.resolve(import.meta.dirname, "../..")
+  execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: serviceDir, stdio: "inherit" })
+  const service = start("service", [process.execPath, ...builtEntry("main")], {
     log: path.join(dataDir, "service.log"),
-    ...(process.env.BENCH_SERVICE_DIR ? { cwd: process.env.BENCH_SERVICE_DIR } : {}),
+    cwd: serviceDir,
     env: {
       PORT: String(port),
       HOST: "127.0.0.1",
@@ -115,7 +123,10 @@ const main = async () => {
     const peakDuring = async (work: () => Promise<unknown>) => {
       let peak = rssMb(service.pid)
       const before = peak
-      const timer = setInterval(() => void (peak = Math.max(peak, rssMb(service.pid))), 50)
+      const timer = setInterval(() => {
+        const now = rssMb(service.pid)
+        if (!Number.isNaN(now)) peak = Math.max(peak, now)
+      }, 50)
       const started = performance.now()
       const outcome = await work().then((v) => v, (e: unknown) => String(e))
       clearInterval(timer)
@@ -140,22 +151,29 @@ const main = async () => {
         chat(hostileKey, "eu", ask("trickle", true), AbortSignal.timeout(40_000)).then(drain)))
     }
 
-    if (wants("latency")) {
-      const small = ask("hello", false)
-      /** p50 and p90 of sequential small requests by another workspace for this many ms. */
-      const probe = async (ms: number) => {
-        const times: Array<number> = []
-        const end = Date.now() + ms
-        while (Date.now() < end) {
-          const t = performance.now()
-          await chat(otherKey, "us", small).then((a) => a.text())
-          times.push(performance.now() - t)
+    const small = ask("hello", false)
+    /** p50 and p90 of sequential small requests by another workspace for this many ms. */
+    const probe = async (ms: number) => {
+      const times: Array<number> = []
+      let failed = 0
+      const end = Date.now() + ms
+      while (Date.now() < end) {
+        const t = performance.now()
+        // A service that died answers nothing: counted, and the probe goes on (it may be restarted by nobody).
+        const ok = await chat(otherKey, "us", small).then((a) => a.text().then(() => a.status === 200), () => false)
+        if (ok) times.push(performance.now() - t)
+        else {
+          failed += 1
+          await new Promise((r) => setTimeout(r, 100))
         }
-        times.sort((a, b) => a - b)
-        const at = (q: number) => Math.round(times[Math.floor(q * (times.length - 1))]! * 10) / 10
-        return { requests: times.length, p50: at(0.5), p90: at(0.9), max: at(1) }
       }
-      console.log("others alone:", await probe(8_000))
+      times.sort((a, b) => a - b)
+      const at = (q: number) => (times.length === 0 ? Number.NaN : Math.round(times[Math.floor(q * (times.length - 1))]! * 10) / 10)
+      return { requests: times.length, failed, p50: at(0.5), p90: at(0.9), max: at(1) }
+    }
+    const seconds = Number(process.env.BENCH_SECONDS ?? "0") * 1000
+    if (wants("latency")) {
+      console.log("others alone:", await probe(seconds || 8_000))
       // The flood comes from another process: its uploads must not slow the probe's own event loop.
       const flooder = start("flooder", [process.execPath, "--import", "tsx", "bench/hardening/flood.ts"], {
         log: path.join(dataDir, "flooder.log"),
@@ -163,10 +181,37 @@ const main = async () => {
       })
       await new Promise((r) => setTimeout(r, 3_000))
       const cpuBefore = cpuSeconds([service.pid])
-      console.log("others while 4 clients send oversized bodies:", await probe(10_000))
+      console.log("others while 4 clients send oversized bodies:", await probe(seconds || 10_000))
       console.log(`service CPU during those 10 s: ${(cpuSeconds([service.pid]) - cpuBefore).toFixed(1)} s`)
       await stop(flooder)
       console.log("oversized answers:", fs.readFileSync(path.join(dataDir, "flooder.log"), "utf8").trim().split("\n").at(-1))
+    }
+
+    if (wants("large-bodies")) {
+      // Eight clients of four workspaces, each sending one message of 9 MB after the other, to chat completions and
+      // messages in turn; meanwhile another workspace's small requests, against the same alone in the same run.
+      const floodKeys = await Promise.all(["large-1", "large-2", "large-3", "large-4"].map(keyOf))
+      /** The service's largest event-loop delay since the previous read (/metrics), in ms. */
+      const loopLagMs = async () => {
+        const text = await fetch(`${base}/metrics`).then((answer) => answer.text(), () => "")
+        const quantile = (q: string) => Math.round(Number(new RegExp(`^wsapi_event_loop_lag_seconds\\{quantile="${q}"\\} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN) * 1000)
+        return `p50 ${quantile("0.5")} / p99 ${quantile("0.99")} / max ${quantile("1")} ms`
+      }
+      await loopLagMs()
+      const alone = await probe(seconds || 8_000)
+      console.log("others alone:", alone, `event-loop lag ${await loopLagMs()}`)
+      const flooder = start("flooder", [process.execPath, "--import", "tsx", "bench/hardening/flood.ts"], {
+        log: path.join(dataDir, "large-flooder.log"),
+        env: { FLOOD_URL: base, FLOOD_KEYS: floodKeys.join(","), FLOOD_CLIENTS: "8", FLOOD_SHAPE: "one-message" }
+      })
+      await new Promise((r) => setTimeout(r, 3_000))
+      await loopLagMs()
+      const cpuBefore = cpuSeconds([service.pid])
+      const during = await peakDuring(() => probe(seconds || 10_000))
+      console.log("others while 8 clients send 9 MB messages:", during, `event-loop lag ${await loopLagMs()}`)
+      console.log(`service CPU during the probe: ${(cpuSeconds([service.pid]) - cpuBefore).toFixed(1)} s; alive: ${service.child.exitCode === null && service.child.signalCode === null}`)
+      await stop(flooder)
+      console.log("9 MB answers:", fs.readFileSync(path.join(dataDir, "large-flooder.log"), "utf8").trim().split("\n").at(-1))
     }
   } finally {
     await stop(service)
