@@ -10,6 +10,13 @@ import type { RankTable } from "./rankTable"
 /** Pieces up to this many bytes are merged by rescanning (fastest when short); longer ones through a heap. */
 const linearMergeBytes = 64
 
+/**
+ * Short pieces (words, punctuation) recur: their counts are remembered, up to this many (then forgotten all at
+ * once), so that a prompt's common words cost one lookup, as in a table of strings.
+ */
+const rememberedPieces = 4096
+const rememberedChars = 16
+
 /** Counts the tokens of texts with one encoding; holds scratch arrays that it reuses (one counter per encoding). */
 export interface BytePairCounter {
   readonly count: (text: string) => number
@@ -128,7 +135,18 @@ export const makeBytePairCounter = (table: RankTable, pattern: RegExp): BytePair
     return parts
   }
 
+  const remembered = new Map<string, number>()
   const pieceTokens = (piece: string): number => {
+    if (piece.length > rememberedChars) return mergedTokens(piece)
+    const known = remembered.get(piece)
+    if (known !== undefined) return known
+    if (remembered.size >= rememberedPieces) remembered.clear()
+    const tokens = mergedTokens(piece)
+    remembered.set(piece, tokens)
+    return tokens
+  }
+
+  const mergedTokens = (piece: string): number => {
     if (bytes.length < piece.length * 3) bytes = new Uint8Array(piece.length * 3)
     const length = encoder.encodeInto(piece, bytes).written
     if (length <= 1 || table.rankOf(bytes, 0, length) !== -1) return 1
