@@ -1,10 +1,8 @@
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { freePort } from "../../src/services/EmbeddedPostgres"
 import { spawnService, waitForOk } from "../support/serviceProcess"
+import { tempDir } from "../support/tempDirs"
 
 const adminToken = "large-bodies-admin-token-1234"
 
@@ -16,7 +14,7 @@ const adminToken = "large-bodies-admin-token-1234"
  */
 describe("sixteen concurrent 9 MB messages", () => {
   it("are each answered, refused in the endpoint's format, and the process lives on", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-large-bodies-"))
+    const dataDir = tempDir("ws-large-bodies-")
     const port = String(await Effect.runPromise(freePort))
     const base = `http://127.0.0.1:${port}`
     const service = spawnService({ DATA_DIR: dataDir, PORT: port, HOST: "127.0.0.1", ADMIN_TOKEN: adminToken, LOG_LEVEL: "warning" })
@@ -71,8 +69,10 @@ describe("sixteen concurrent 9 MB messages", () => {
       expect(await service.exited).toBe(0)
       expect(service.output().stderr).not.toMatch(/heap limit|out of memory/i)
     } finally {
-      if (service.child.exitCode === null) service.child.kill("SIGKILL")
-      fs.rmSync(dataDir, { recursive: true, force: true })
+      if (service.child.exitCode === null) {
+        service.child.kill("SIGKILL")
+        await service.exited
+      }
     }
   }, 300_000)
 })
