@@ -1,7 +1,9 @@
 // `npm run bench:gateway`: the service against the simulator directly, a minimal Node proxy (the floor) and the
 // peer gateway (@portkey-ai/gateway), interleaved, on four workloads at 1 and 32 connections. Writes bench/RESULTS.md.
 // BENCH_SECONDS (4), BENCH_WARMUP (1), BENCH_ROUNDS (3), BENCH_TARGETS (direct,floor,service,peer),
-// BENCH_WORKLOADS (all), BENCH_PROFILE=1 (service under node --cpu-prof into bench/.work/gateway/profile).
+// BENCH_WORKLOADS (all), BENCH_PROFILE=1 (service under node --cpu-prof into bench/.work/gateway/profile;
+// BENCH_PROFILE=alloc: its allocations sampled instead, as a .heapprofile there; `tsx bench/gateway/profileSummary.ts
+// <file>` sums either).
 // BENCH_BASELINE=<folder>: also measure an earlier build of the service (a folder holding its dist/, sql/,
 // config/, package.json and node_modules) as the target "baseline", interleaved with the current one, and
 // write the comparison to the section "Gateway: before and after" instead of "Gateway".
@@ -94,8 +96,18 @@ const main = async (): Promise<void> => {
     processes.direct = startSimulator(pin, ports.simulator, path.join(work, "simulator.log"))
     if (targets.includes("floor")) processes.floor = startFloor(pin, ports.floor, simulatorUrl, path.join(work, "floor.log"))
     if (targets.includes("service")) {
-      const profile = process.env.BENCH_PROFILE === "1" ? ["--cpu-prof", "--cpu-prof-dir", path.join(work, "profile")] : []
-      processes.service = startService(pin, { port: ports.service, dataDir, simulatorUrl, nodeFlags: profile })
+      const profile = process.env.BENCH_PROFILE === "1"
+        ? ["--cpu-prof", "--cpu-prof-dir", path.join(work, "profile")]
+        : process.env.BENCH_PROFILE === "alloc"
+        ? ["--import", path.join(import.meta.dirname, "allocationSampler.mjs")]
+        : []
+      processes.service = startService(pin, {
+        port: ports.service,
+        dataDir,
+        simulatorUrl,
+        nodeFlags: profile,
+        env: { ALLOCATION_PROFILE_DIR: path.join(work, "profile") }
+      })
     }
     const variantEnv: Partial<Record<TargetName, Record<string, string>>> = {
       "service-bare": { METRICS: "off" },

@@ -15,8 +15,11 @@ export const generateApiKey = (): string => `${keyPrefix}${crypto.randomBytes(32
 /** A key we could have issued; anything else is refused before any lookup. */
 export const isWellFormedApiKey = (candidate: string): boolean => secretPattern.test(candidate)
 
-/** Keys carry 256 bits of entropy, so one round of SHA-256 is enough to make the stored hash useless. */
-export const hashApiKey = (key: string): Buffer => crypto.createHash("sha256").update(key, "utf8").digest()
+/**
+ * Keys carry 256 bits of entropy, so one round of SHA-256 is enough to make the stored hash useless. The one-shot
+ * `crypto.hash` (no Hash object to make and finalise): this runs for every authenticated request.
+ */
+export const hashApiKey = (key: string): Buffer => crypto.hash("sha256", key, "buffer")
 
 /** What listings show of a key: its prefix and first characters. */
 export const displayPrefix = (key: string): string => `${key.slice(0, keyPrefix.length + 6)}…`

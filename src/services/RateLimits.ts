@@ -47,6 +47,30 @@ export const bucketsOf = (request: AdmissionRequest): ReadonlyArray<Bucket> => {
   return [...pair(scope, family), ...(model === undefined ? [] : pair(`${scope}:model:${request.model}`, model))]
 }
 
+/**
+ * The buckets of a request, made once per workspace snapshot, family and model: their keys are text, built for
+ * every request otherwise. A snapshot is replaced (not changed) when the workspace's settings change, so the
+ * cache follows it and is let go with it.
+ */
+const bucketCache = new WeakMap<Principal["workspace"], Map<string, ReadonlyArray<Bucket>>>()
+
+const cachedBucketsOf = (request: AdmissionRequest): ReadonlyArray<Bucket> => {
+  const workspace = request.principal.workspace
+  let known = bucketCache.get(workspace)
+  if (known === undefined) {
+    known = new Map()
+    bucketCache.set(workspace, known)
+  }
+  const key = request.model === undefined ? request.family : `${request.family}\n${request.model}`
+  const cached = known.get(key)
+  if (cached !== undefined) return cached
+  const made = bucketsOf(request)
+  // Model names come from clients: an unknown one is refused before admission, but the map stays bounded anyway.
+  if (known.size >= 256) known.clear()
+  known.set(key, made)
+  return made
+}
+
 /** The bucket of each kind with the least left: the one a client should pace itself by. */
 const tightest = (buckets: ReadonlyArray<Bucket>, readings: ReadonlyArray<BucketReading>, kind: Bucket["kind"]) => {
   const ofKind = readings.filter((_, i) => buckets[i]!.kind === kind)
@@ -103,39 +127,41 @@ export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
         }))
       }
 
-      return {
-        admit: (request) =>
-          span("rate_limit", { attributes: { "wsapi.family": request.family } })(Effect.gen(function*() {
-            const buckets = bucketsOf(request)
-            // A request larger than a whole minute's budget can never pass: refuse it now, and say why.
-            const tooLarge = buckets.find((bucket) => bucket.kind === "tokens" && request.tokens > bucket.limit)
-            if (tooLarge) {
-              // The buckets as they are, taking nothing, for the same limit headers as every other 429.
-              const reading = yield* limiter.acquire(buckets.map((bucket) => ({ key: bucket.key, limit: bucket.limit, amount: 0 }))).pipe(
-                Effect.option
-              )
-              const now = yield* Clock.currentTimeMillis
-              metrics.rateLimited(request.family, request.principal.workspace.id)
-              return yield* Effect.fail(new RequestExceedsLimit({
-                readings: reading._tag === "Some" ? readingsOf(buckets, reading.value.buckets, now) : undefined,
-                tokens: request.tokens,
-                limit: tooLarge.limit,
-                model: tooLarge.key.includes(":model:") ? request.model : undefined
-              }))
-            }
-            const demands: ReadonlyArray<BucketDemand> = buckets.map((bucket) => ({
-              key: bucket.key,
-              limit: bucket.limit,
-              amount: bucket.kind === "requests" ? 1 : request.tokens
-            }))
-            const decision = yield* limiter.acquire(demands).pipe(Effect.either)
-            if (decision._tag === "Left") return yield* unavailable(decision.left.cause)
-            const now = yield* Clock.currentTimeMillis
-            if (!decision.right.allowed) return yield* refuse(request, buckets, decision.right, now)
-            const readings = decision.right.buckets
+      /** A request larger than a whole minute's budget can never pass: refused now, saying why. */
+      const refuseTooLarge = (request: AdmissionRequest, buckets: ReadonlyArray<Bucket>, tooLarge: Bucket) =>
+        Effect.gen(function*() {
+          // The buckets as they are, taking nothing, for the same limit headers as every other 429.
+          const reading = yield* limiter.acquire(buckets.map((bucket) => ({ key: bucket.key, limit: bucket.limit, amount: 0 }))).pipe(
+            Effect.option
+          )
+          const now = yield* Clock.currentTimeMillis
+          metrics.rateLimited(request.family, request.principal.workspace.id)
+          return yield* Effect.fail(new RequestExceedsLimit({
+            readings: reading._tag === "Some" ? readingsOf(buckets, reading.value.buckets, now) : undefined,
+            tokens: request.tokens,
+            limit: tooLarge.limit,
+            model: tooLarge.key.includes(":model:") ? request.model : undefined
+          }))
+        })
+
+      // Every forwarded request passes here: plain steps, one flatMap over the limiter's decision.
+      const decide = (request: AdmissionRequest): Effect.Effect<Admission, LimitRefusal> => {
+        const buckets = cachedBucketsOf(request)
+        const tooLarge = buckets.find((bucket) => bucket.kind === "tokens" && request.tokens > bucket.limit)
+        if (tooLarge) return refuseTooLarge(request, buckets, tooLarge)
+        const demands: ReadonlyArray<BucketDemand> = buckets.map((bucket) => ({
+          key: bucket.key,
+          limit: bucket.limit,
+          amount: bucket.kind === "requests" ? 1 : request.tokens
+        }))
+        return Effect.flatMap(Effect.either(limiter.acquire(demands)), (decision): Effect.Effect<Admission, LimitRefusal> => {
+          if (decision._tag === "Left") return unavailable(decision.left.cause)
+          return Effect.clockWith((clock): Effect.Effect<Admission, LimitRefusal> => {
+            const now = clock.unsafeCurrentTimeMillis()
+            if (!decision.right.allowed) return refuse(request, buckets, decision.right, now)
             const tokenBuckets = demands.filter((_, i) => buckets[i]!.kind === "tokens")
-            return {
-              readings: readingsOf(buckets, readings, now),
+            return Effect.succeed({
+              readings: readingsOf(buckets, decision.right.buckets, now),
               // Off the request path: the answer does not wait for a shared store to be updated.
               settle: (usedTokens) => {
                 if (usedTokens === request.tokens) return Effect.void
@@ -144,8 +170,13 @@ export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
                 )
                 return limiter.settlesInPlace ? settled : Effect.asVoid(Effect.forkDaemon(settled))
               }
-            } satisfies Admission
-          }))
+            } satisfies Admission)
+          })
+        })
+      }
+
+      return {
+        admit: (request) => span("rate_limit", { attributes: { "wsapi.family": request.family } })(Effect.suspend(() => decide(request)))
       }
     })
   )

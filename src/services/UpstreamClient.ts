@@ -156,14 +156,17 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
   static readonly layer = Layer.scoped(
     UpstreamClient,
     Effect.gen(function*() {
-      const { upstreamLimits, upstreamTimeouts } = yield* AppConfig
+      const { serverLimits, upstreamLimits, upstreamTimeouts } = yield* AppConfig
       const budget = byteBudget(upstreamLimits.jsonAnswerBudgetBytes)
       const deadlineMs = upstreamLimits.exchangeDeadlineMs
       const pools = new Map<string, Pool>()
       yield* Effect.addFinalizer(() => Effect.promise(() => Promise.allSettled([...pools.values()].map((pool) => pool.close()))))
       const newPool = (origin: string): Pool => {
         const pool = new Pool(origin, {
-          connections: 256,
+          // Each client connection has at most one request upstream at a time, so as many sockets as the server
+          // takes connections: a fixed smaller pool made the streams beyond it wait for one (1,024 concurrent
+          // streams against 256 sockets stalled for seconds, bench/RESULTS.md "Gateway: concurrent streams").
+          connections: serverLimits.maxConnections,
           pipelining: 1,
           keepAliveTimeout: 30_000,
           connect: { timeout: upstreamTimeouts.connectMs },
