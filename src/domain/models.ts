@@ -6,9 +6,7 @@
  * published figures at the time of writing; codemodel-2501's context length is the spec's.
  */
 
-import type { ProviderId } from "../providers/provider"
-
-export type { ProviderId } from "../providers/provider"
+import type { ProviderId } from "./providerId"
 
 /** Which forwarded endpoint a model serves. */
 export type ModelFamily = "chat_completions" | "embeddings" | "messages" | "fim"

@@ -1,8 +1,3 @@
-import type { ProviderId } from "../providers/provider"
-
-/** The error formats of the service: each public route family answers in its client library's format. */
-export type ErrorFormat = "export" | ProviderId | "admin"
-
 /** A failure described once, independent of format. */
 export interface Problem {
   readonly status: number

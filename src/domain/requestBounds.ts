@@ -1,6 +1,7 @@
 // Cheap bounds checked before expensive work (decoding, tokenizing): a request that cannot fit its
 // model's context is refused on a count, not after its every message has been decoded and counted.
-import { findModel, MODEL_CATALOG, type ModelFamily, type ProviderId } from "./models"
+import { findModel, MODEL_CATALOG, type ModelFamily } from "./models"
+import type { ProviderId } from "./providerId"
 import { TooManyMessages } from "./refusals"
 
 /**

@@ -1,10 +1,16 @@
 import { type Redacted, Schema } from "effect"
-import type { AppConfigShape } from "../config"
 import type { Problem } from "../domain/problem"
+import type { ProviderId } from "../domain/providerId"
 import type { LimitReadings, RequestRefusal } from "../domain/refusals"
 import { providerA } from "./providerA/dialect"
 import { providerB } from "./providerB/dialect"
 import { providerC } from "./providerC/dialect"
+
+/** The service's settings a provider's key check may need (a part of AppConfigShape, src/config.ts). */
+export interface KeyCheckSettings {
+  /** UPSTREAM_MESSAGES_VERSION: the messages protocol's version header. */
+  readonly upstreamMessagesVersion: string
+}
 
 /**
  * What makes a provider itself on the gateway side, read by the generic forwarding code instead of
@@ -27,19 +33,22 @@ export interface ProviderDialect<Id extends string = string> {
    * Its cheapest authenticated call, to check a workspace's key before it is saved: only the answer's status
    * is read (2xx: accepted; 401/403: refused).
    */
-  readonly keyCheck: { readonly path: string; readonly headers: (config: AppConfigShape) => Record<string, string> }
+  readonly keyCheck: { readonly path: string; readonly headers: (settings: KeyCheckSettings) => Record<string, string> }
   /** Its own wording of a request refusal; undefined for the shared wording (src/providers/render.ts). */
   readonly word: (refusal: RequestRefusal) => Problem | undefined
 }
 
-/** Every provider the service forwards to. Adding one: its folder, its line here, its models in the catalog. */
-export const providers = [providerA, providerB, providerC] as const
+/**
+ * Every provider the service forwards to. Adding one: its id (src/domain/providerId.ts), its folder, its line
+ * here, its models in the catalog.
+ */
+export const providers = [providerA, providerB, providerC] as const satisfies ReadonlyArray<ProviderDialect<ProviderId>>
 
 /** A provider's record, as the forwarding code reads it. */
 export type Provider = (typeof providers)[number]
 
-/** The one union of provider names. */
-export type ProviderId = (typeof providers)[number]["id"]
+/** Fails to compile when an id of src/domain/providerId.ts has no record in `providers`. */
+export const everyProviderIdListed: [Exclude<ProviderId, Provider["id"]>] extends [never] ? true : false = true
 
 /** A provider name at a boundary (a path segment, a stored record). */
 export const ProviderIdSchema = Schema.Literal(...providers.map((provider) => provider.id))

@@ -1,6 +1,7 @@
 import { Context, Data, Effect, Either, Layer, Redacted } from "effect"
 import { AppConfig } from "../config"
-import { type ProviderId, providers } from "../providers/provider"
+import type { ProviderId } from "../domain/providerId"
+import { providers } from "../providers/provider"
 import { UpstreamClient } from "./UpstreamClient"
 import { Upstreams } from "./Upstreams"
 

@@ -1,5 +1,6 @@
 import { Context, Effect, Layer } from "effect"
-import { MODEL_CATALOG, type ProviderId } from "../domain/models"
+import { MODEL_CATALOG } from "../domain/models"
+import type { ProviderId } from "../domain/providerId"
 import { familiesWithModelLimits, familyDefaults, modelDefaults } from "../domain/rateLimits"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import { RateLimiter } from "./RateLimiter"

@@ -13,7 +13,8 @@ import {
   workspaceModel,
   workspaceModels
 } from "../../src/domain/models"
-import type { ModelFamily, ProviderId } from "../../src/domain/models"
+import type { ModelFamily } from "../../src/domain/models"
+import type { ProviderId } from "../../src/domain/providerId"
 
 const SPEC_CHAT_MODELS = [
   "chatgen-5",

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { MODEL_CATALOG } from "../../src/domain/models"
-import type { ModelFamily, ProviderId } from "../../src/domain/models"
+import type { ModelFamily } from "../../src/domain/models"
+import type { ProviderId } from "../../src/domain/providerId"
 import { cannotFit, maxTokenBytes, sliceChars, sliceEnd, textSlices, tooManyMessages, tooManyRawMessages } from "../../src/domain/requestBounds"
 import { providerA } from "../../src/providers/providerA/dialect"
 import { problemOf } from "../../src/providers/render"

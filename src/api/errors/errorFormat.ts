@@ -1,6 +1,7 @@
 import { AdminError, adminErrorWire } from "./adminError"
 import { ExportError, exportErrorWire } from "./exportError"
-import type { ErrorFormat, Problem } from "../../domain/problem"
+import type { Problem } from "../../domain/problem"
+import type { ProviderId } from "../../domain/providerId"
 import { providers } from "../../providers/provider"
 import { ProviderAError } from "../../providers/providerA/error"
 import { providerA } from "../../providers/providerA/dialect"
@@ -9,7 +10,10 @@ import { providerB } from "../../providers/providerB/dialect"
 import { ProviderCError } from "../../providers/providerC/error"
 import { providerC } from "../../providers/providerC/dialect"
 
-export type { ErrorFormat, Problem } from "../../domain/problem"
+export type { Problem } from "../../domain/problem"
+
+/** The error formats of the service: each public route family answers in its client library's format. */
+export type ErrorFormat = "export" | ProviderId | "admin"
 
 /** Which format a path (relative to BASE_PATH) answers in; unknown paths answer like the admin API. */
 export const errorFormatOf = (path: string): ErrorFormat => {

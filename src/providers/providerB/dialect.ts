@@ -45,6 +45,6 @@ export const providerB = {
   errorBody,
   rateLimitHeaders: messagesRateLimitHeaders,
   upstreamAuth: (key) => ({ "x-api-key": Redacted.value(key) }),
-  keyCheck: { path: "/v1/models", headers: (config) => ({ "anthropic-version": config.upstreamMessagesVersion }) },
+  keyCheck: { path: "/v1/models", headers: (settings) => ({ "anthropic-version": settings.upstreamMessagesVersion }) },
   word
 } as const satisfies ProviderDialect<"provider_b">
