@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { errorStatuses, statusVariants, type StatusVariants } from "../api/errors/statusVariants"
+import { errorStatuses, statusVariants, type StatusVariants } from "./statusVariants"
 import type { Problem } from "../domain/problem"
 
 /**

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { statusVariants } from "./statusVariants"
+import { statusVariants } from "../../providers/statusVariants"
 
 /** Error of the admin API: `{ error: { code, message, field? } }`. */
 export class AdminError extends Schema.TaggedError<AdminError>()("AdminError", {

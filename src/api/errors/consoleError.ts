@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { statusVariants } from "./statusVariants"
+import { statusVariants } from "../../providers/statusVariants"
 
 /** Error of the console API: `{ error: { code, message, field? } }`, the admin API's body. */
 export class ConsoleError extends Schema.TaggedError<ConsoleError>()("ConsoleError", {

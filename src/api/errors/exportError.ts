@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { UsageExportErrorBody } from "../schemas/usageExport"
-import { errorStatuses, statusVariants } from "./statusVariants"
+import { errorStatuses, statusVariants } from "../../providers/statusVariants"
 
 /** Error of the usage export endpoints: `{ success: false, error: { code, message, field? } }`. */
 export class ExportError extends Schema.TaggedError<ExportError>()("ExportError", {

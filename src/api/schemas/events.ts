@@ -14,7 +14,7 @@
  * offending field path (`events[17].occurredAt`), and then nothing of the batch may be written.
  */
 import { Either, ParseResult, Schema } from "effect"
-import { withoutNul } from "./common"
+import { withoutNul } from "../../domain/fieldSchemas"
 
 export const MAX_EVENTS_PER_BATCH = 10_000
 /** The ledger stores token counts as PostgreSQL `integer`. */

@@ -6,7 +6,7 @@
  * time zone is the domain's job (it needs the rules of the spec's date point).
  */
 import { Schema } from "effect"
-import { nonEmptyString } from "./common"
+import { nonEmptyString } from "../../domain/fieldSchemas"
 import { strictParse } from "../../domain/workspaceSettings"
 
 export const UsageExportDataType = Schema.Literal("assistants", "users", "workflows", "projects", "models")

@@ -19,7 +19,7 @@ import {
   string,
   stringOrStrings,
   describeValue
-} from "../../api/schemas/common"
+} from "../../domain/fieldSchemas"
 
 export const MAX_TOOLS = 128
 export const MAX_STOP_SEQUENCES = 4

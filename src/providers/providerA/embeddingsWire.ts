@@ -6,7 +6,7 @@
  * model (only text-embedding-ada-002, which also refuses `dimensions`).
  */
 import { Schema } from "effect"
-import { describeValue, integerAtLeast, nonEmptyString, oneOf, optionalParam, string } from "../../api/schemas/common"
+import { describeValue, integerAtLeast, nonEmptyString, oneOf, optionalParam, string } from "../../domain/fieldSchemas"
 
 export { ProviderAErrorBody } from "./chatCompletionsWire"
 

@@ -18,7 +18,7 @@ import {
   oneOf,
   optionalParam,
   string
-} from "../../api/schemas/common"
+} from "../../domain/fieldSchemas"
 
 /** Members not named by a schema are kept as they are (forwarded to the provider). */
 const OtherMembers = Schema.Record({ key: Schema.String, value: Schema.Unknown })

@@ -4,7 +4,7 @@
  * `first_id`, `last_id`, paged by `limit`, `after_id`, `before_id`) and `models.retrieve()` read.
  */
 import { Either, Schema } from "effect"
-import { integerBetween } from "../../api/schemas/common"
+import { integerBetween } from "../../domain/fieldSchemas"
 import type { WorkspaceModel } from "../../domain/models"
 import { InvalidRequest } from "../../domain/refusals"
 import { modelCreatedAt } from "../modelsList"

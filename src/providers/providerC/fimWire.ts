@@ -16,7 +16,7 @@ import {
   optionalParam,
   string,
   stringOrStrings
-} from "../../api/schemas/common"
+} from "../../domain/fieldSchemas"
 
 export const FimCompletionRequest = Schema.Struct({
   model: Schema.optionalWith(nonEmptyString("model"), {

@@ -1,8 +1,11 @@
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import type { ErrorStatus } from "../../domain/problem"
+import type { ErrorStatus } from "../domain/problem"
 
-export { answerableStatus, errorStatuses, type ErrorStatus, isErrorStatus } from "../../domain/problem"
+export { answerableStatus, errorStatuses, type ErrorStatus, isErrorStatus } from "../domain/problem"
+
+// In providers/, the lowest layer with error formats: the providers' formats and the service's own
+// (src/api/errors/) share it.
 
 /** An error format's schema for some of its statuses: what an operation (or a middleware) declares it answers. */
 export type StatusVariants<Self, WireI> = (...statuses: ReadonlyArray<ErrorStatus>) => Schema.Schema<Self, WireI, never>

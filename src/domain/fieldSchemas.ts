@@ -1,5 +1,6 @@
 /**
- * Building blocks shared by the request schemas of the forwarded endpoints.
+ * Building blocks shared by the request schemas of the forwarded endpoints (src/providers/) and of the
+ * service's own API (src/api/schemas/).
  *
  * Every refinement carries a `message` naming the wire field, so that a failed decode can be
  * answered in the provider's own error format with a sentence a client developer understands.
