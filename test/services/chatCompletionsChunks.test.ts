@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { withoutNullUsage, withoutUsage } from "../../../src/providers/providerA/ChatCompletions"
+import { withoutNullUsage, withoutUsage } from "../../src/services/ChatCompletions"
 
 const chunk = (members: string) => `{"id":"c1","object":"chat.completion.chunk",${members}}`
 

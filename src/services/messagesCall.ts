@@ -1,10 +1,10 @@
 import { type Context, Either } from "effect"
-import { isKnownModel } from "../../domain/models"
-import type { Principal } from "../../domain/principal"
-import { InvalidBetaHeader, ModelNotFound, type Refusal } from "../../domain/refusals"
-import type { UpstreamTarget, Upstreams } from "../../services/Upstreams"
-import { modelsListPath } from "../modelsList"
-import { providerB } from "./dialect"
+import { isKnownModel } from "../domain/models"
+import type { Principal } from "../domain/principal"
+import { InvalidBetaHeader, ModelNotFound, type Refusal } from "../domain/refusals"
+import type { UpstreamTarget, Upstreams } from "./Upstreams"
+import { modelsListPath } from "../providers/modelsList"
+import { providerB } from "../providers/providerB/dialect"
 
 /** The protocol's beta header: a comma-separated list of feature names. */
 const betaFeatures = /^[A-Za-z0-9._-]+(\s*,\s*[A-Za-z0-9._-]+)*$/
