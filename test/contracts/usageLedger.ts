@@ -12,7 +12,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Chunk, Context, Effect, type Layer, Schema, Stream } from "effect"
 import { DateTime } from "luxon"
-import { UsageEvent } from "../../src/api/schemas/events"
+import { UsageEvent } from "../../src/domain/usageEvent"
 import { encodeHeader } from "../../src/domain/csv"
 import { EXPORT_KINDS, type ExportKind, exportLayouts } from "../../src/domain/exportLayouts"
 import type { ExportQueryInput } from "../../src/domain/exportQueries"

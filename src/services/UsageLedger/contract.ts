@@ -1,5 +1,5 @@
 import { Data, type Effect, type Scope, type Stream } from "effect"
-import type { UsageEvent } from "../../api/schemas/events"
+import type { UsageEvent } from "../../domain/usageEvent"
 import type { ExportKind } from "../../domain/exportLayouts"
 import type { ExportQueryInput } from "../../domain/exportQueries"
 import type { StorageFailure } from "../StorageFailure"

@@ -1,4 +1,4 @@
-import type { EventNamedEntity, EventUser, UsageEvent } from "../../api/schemas/events"
+import type { EventNamedEntity, EventUser, UsageEvent } from "../../domain/usageEvent"
 
 // -------------------------------------------------------------------------------------------------
 // A batch as both backings store it: one list per table, dimensions deduplicated, each field with

@@ -1,11 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, Schema } from "effect"
-import {
-  IngestEventsPayload,
-  MAX_EVENTS_PER_BATCH,
-  type UsageEvent,
-  validateEventBatch
-} from "../../../src/api/schemas/events"
+import { IngestEventsPayload, MAX_EVENTS_PER_BATCH, validateEventBatch } from "../../../src/api/schemas/events"
+import type { UsageEvent } from "../../../src/domain/usageEvent"
 
 const message = (id: string) => ({
   type: "message",
