@@ -1,5 +1,5 @@
 import { HttpApiBuilder, OpenApi } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { WorkspaceApi } from "./api/Api"
 import { AppConfig } from "./config"
 import { AdminHandlers } from "./handlers/admin"
@@ -45,6 +45,9 @@ import { RateLimits } from "./services/RateLimits"
 import { Tokenizer } from "./services/Tokenizer"
 import { UpstreamClient } from "./services/UpstreamClient"
 import { Upstreams } from "./services/Upstreams"
+import { SimulatorAddress, SimulatorServerLive } from "./simulator/server"
+import { SimulatorSettings } from "./simulator/settings"
+import { SimulatorTokenizer } from "./simulator/tokenizer"
 import { UsageJournal } from "./services/UsageJournal"
 import { UsageRecorder } from "./services/UsageRecorder"
 import { DatabaseLive } from "./services/Database"
@@ -89,6 +92,11 @@ export const StoresLive = Layer.mergeAll(
   Layer.provideMerge(DatabaseLive)
 )
 
+/** The built-in simulator on a loopback port, for the upstreams left unset (Upstreams starts it only then): its base URL. */
+const startSimulator = Layer.build(
+  SimulatorServerLive().pipe(Layer.provide([SimulatorSettings.layer(), SimulatorTokenizer.approximate]))
+).pipe(Effect.map((context) => Context.get(context, SimulatorAddress).baseUrl))
+
 /** Forwarding to the providers: upstreams (or the simulator), the pooled client, usage recording. */
 export const ForwardingLive = Layer.mergeAll(
   ChatCompletions.layer,
@@ -103,7 +111,7 @@ export const ForwardingLive = Layer.mergeAll(
   Layer.provide([UsageRecorder.layer, Prices.layer, Tokenizer.layer]),
   // A workspace's own provider keys: checked with the provider when saved, used by the Forwarder.
   Layer.provideMerge(ProviderCredentials.layer.pipe(Layer.provide(ProviderKeyCheck.layer))),
-  Layer.provide([Upstreams.layer, UpstreamClient.layer]),
+  Layer.provide([Upstreams.layer(startSimulator), UpstreamClient.layer]),
   Layer.provideMerge(RateLimits.layer),
   // Exposed: the console reads what remains of each limit from the same buckets.
   Layer.provideMerge(RateLimiter.fromConfig)

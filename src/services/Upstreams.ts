@@ -1,10 +1,7 @@
-import { Context, Effect, Either, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Either, Layer, Option, Redacted, type Scope } from "effect"
 import { AppConfig, upstreamIds, type UpstreamId } from "../config"
 import { RegionNotServed } from "../domain/refusals"
 import type { ProviderDialect } from "../providers/provider"
-import { SimulatorAddress, SimulatorServerLive } from "../simulator/server"
-import { SimulatorSettings } from "../simulator/settings"
-import { SimulatorTokenizer } from "../simulator/tokenizer"
 
 /** Where one provider and region is served: the provider's API root and the credentials the service uses there. */
 export interface UpstreamTarget {
@@ -22,42 +19,36 @@ export class Upstreams extends Context.Tag("Upstreams")<Upstreams, {
 }>() {
   /**
    * The configured upstreams. Those left unset are answered by the built-in simulator, started on a
-   * loopback port for the life of the service, with a warning naming them.
+   * loopback port for the life of the service, with a warning naming them. `startSimulator` starts it and
+   * gives its base URL (the wiring's, src/appLayer.ts: no service imports the simulator).
    */
-  static readonly layer = Layer.scoped(
-    Upstreams,
-    Effect.gen(function*() {
-      const config = yield* AppConfig
-      const unset = upstreamIds.filter((id) => Option.isNone(config.upstreams[id]))
-      const simulatorUrl = unset.length === 0
-        ? Option.none<string>()
-        : Option.some(
-          yield* Layer.build(
-            SimulatorServerLive().pipe(
-              Layer.provide([SimulatorSettings.layer(), SimulatorTokenizer.approximate])
-            )
-          ).pipe(Effect.map((context) => Context.get(context, SimulatorAddress).baseUrl))
-        )
-      if (Option.isSome(simulatorUrl)) {
-        yield* Effect.logWarning("no upstream configured: the built-in simulator answers instead").pipe(
-          Effect.annotateLogs({ upstreams: unset.map((id) => `UPSTREAM_${id.toUpperCase()}_URL`), simulator: simulatorUrl.value })
-        )
-      }
-      const targets = new Map<string, UpstreamTarget>(
-        upstreamIds.map((id) => {
-          const configured = config.upstreams[id]
-          const target: UpstreamTarget = Option.isSome(configured)
-            ? { id, url: configured.value.url, key: configured.value.key, simulated: false }
-            : { id, url: Option.getOrElse(simulatorUrl, () => ""), key: Redacted.make("simulator"), simulated: true }
-          return [id, target] as const
-        })
-      )
-      return {
-        resolve: (provider, region) => {
-          const target = provider.regions.includes(region) ? targets.get(`${provider.id}_${region}`) : undefined
-          return target === undefined ? Either.left(new RegionNotServed({ region })) : Either.right(target)
+  static readonly layer = <E>(startSimulator: Effect.Effect<string, E, Scope.Scope>) =>
+    Layer.scoped(
+      Upstreams,
+      Effect.gen(function*() {
+        const config = yield* AppConfig
+        const unset = upstreamIds.filter((id) => Option.isNone(config.upstreams[id]))
+        const simulatorUrl = unset.length === 0 ? Option.none<string>() : Option.some(yield* startSimulator)
+        if (Option.isSome(simulatorUrl)) {
+          yield* Effect.logWarning("no upstream configured: the built-in simulator answers instead").pipe(
+            Effect.annotateLogs({ upstreams: unset.map((id) => `UPSTREAM_${id.toUpperCase()}_URL`), simulator: simulatorUrl.value })
+          )
         }
-      }
-    })
-  )
+        const targets = new Map<string, UpstreamTarget>(
+          upstreamIds.map((id) => {
+            const configured = config.upstreams[id]
+            const target: UpstreamTarget = Option.isSome(configured)
+              ? { id, url: configured.value.url, key: configured.value.key, simulated: false }
+              : { id, url: Option.getOrElse(simulatorUrl, () => ""), key: Redacted.make("simulator"), simulated: true }
+            return [id, target] as const
+          })
+        )
+        return {
+          resolve: (provider, region) => {
+            const target = provider.regions.includes(region) ? targets.get(`${provider.id}_${region}`) : undefined
+            return target === undefined ? Either.left(new RegionNotServed({ region })) : Either.right(target)
+          }
+        }
+      })
+    )
 }
