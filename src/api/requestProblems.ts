@@ -1,12 +1,12 @@
-import { HttpApiError } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { HttpApiError, HttpServerError } from "@effect/platform"
+import { Cause, Effect, Option, Schema } from "effect"
 import { maxJsonDepth } from "../domain/jsonDepth"
 import type { Problem } from "../domain/problem"
 import { InvalidRequest } from "../domain/refusals"
 import { fromFormatterIssues, malformedJsonIssue, wirePath } from "../domain/validationIssue"
 
 // The problems of a request as the framework reads it (size, type, JSON, payload), whichever path
-// serves it: the HttpApi app (through http/failureToProblem.ts) or the forwarding lane.
+// serves it: the HttpApi app (through failureToProblem) or the forwarding lane.
 
 /** A request body that does not decode into the endpoint's payload, naming the first bad field. */
 export const decodeProblem = (error: HttpApiError.HttpApiDecodeError): Problem => {
@@ -84,3 +84,24 @@ export const decodePayload = <A, I>(schema: Schema.Schema<A, I>, body: unknown):
       )),
     Effect.catchAllDefect(() => Effect.fail(new InvalidRequest({ problem: unreadableBody })))
   )
+
+/**
+ * What the framework itself can fail with before a handler runs (a body that does not decode, a
+ * route that does not exist, a body that is not JSON or too large), as a format-neutral problem.
+ * Anything else is not ours to describe and stays None.
+ */
+export const failureToProblem = (cause: Cause.Cause<unknown>, bodyLimit: number): Option.Option<Problem> => {
+  const failure = Cause.squash(cause)
+  if (failure instanceof HttpApiError.HttpApiDecodeError) return Option.some(decodeProblem(failure))
+  if (failure instanceof HttpServerError.RouteNotFound) {
+    return Option.some(noEndpoint(failure.request.method, failure.request.url))
+  }
+  // A body nested so deep that reading or checking it overflowed the stack (JSON such as
+  // [[[[…]]]] 100,000 deep): the caller's body is at fault, not the service.
+  if (failure instanceof RangeError && /call stack/i.test(failure.message)) return Option.some(tooDeep)
+  if (failure instanceof HttpServerError.RequestError) {
+    const text = String(failure.cause ?? failure.description ?? "")
+    return Option.some(/max|limit|too large/i.test(text) ? tooLarge(bodyLimit) : malformedBody)
+  }
+  return Option.none()
+}

@@ -10,6 +10,12 @@ import { providerCErrors } from "../providers/providerC/error"
 /** The authenticated caller of a public endpoint, provided by the group's auth middleware. */
 export class CurrentPrincipal extends Context.Tag("CurrentPrincipal")<CurrentPrincipal, Principal>() {}
 
+/** `Authorization: Bearer <token>` (scheme case-insensitive), or undefined when absent or another scheme. */
+export const bearerToken = (headers: Readonly<Record<string, string | undefined>>): string | undefined => {
+  const match = /^bearer\s+(.+)$/i.exec(headers.authorization?.trim() ?? "")
+  return match?.[1]?.trim()
+}
+
 const bearer = HttpApiSecurity.bearer
 /** The messages protocol's client libraries may send the key in this header instead. */
 const xApiKey = HttpApiSecurity.apiKey({ key: "x-api-key", in: "header" })

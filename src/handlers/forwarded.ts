@@ -27,7 +27,7 @@ import { renderRefusal } from "../providers/render"
 import type { Forwarded, StreamSink } from "../services/Forwarder"
 import { type FormatErrors, problemAs } from "../api/errors/errorFormat"
 import { currentRequestId, requestIdHeaders } from "./requestId"
-import { graceEnded } from "../http/connectionDrain"
+import { graceEnded } from "./graceEnded"
 
 /**
  * The whole request body, refused beyond the limit. A large one (declared so, or found so as it comes) is read

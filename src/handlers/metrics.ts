@@ -4,7 +4,7 @@ import * as crypto from "node:crypto"
 import { WorkspaceApi } from "../api/Api"
 import { problemAs } from "../api/errors/errorFormat"
 import { AppConfig } from "../config"
-import { bearerToken } from "../http/authMiddleware"
+import { bearerToken } from "../api/security"
 import { Metrics } from "../services/Metrics"
 
 const digest = (value: string) => crypto.createHash("sha256").update(value).digest()

@@ -3,7 +3,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../config"
 import type { Scope } from "../domain/apiKey"
-import { AdminAuth, ExportAuth, ProviderAAuth, ProviderBAuth, ProviderCAuth } from "../api/security"
+import { AdminAuth, bearerToken, ExportAuth, ProviderAAuth, ProviderBAuth, ProviderCAuth } from "../api/security"
 import { AuthService } from "../services/AuthService"
 import { type Principal } from "../domain/principal"
 import { logDatabaseUnavailable } from "../services/Database"
@@ -23,12 +23,6 @@ import type { Problem } from "../domain/problem"
 export interface CredentialRefusal {
   readonly problem: Problem
   readonly headers: Readonly<Record<string, string>>
-}
-
-/** `Authorization: Bearer <token>` (scheme case-insensitive), or undefined when absent or another scheme. */
-export const bearerToken = (headers: Readonly<Record<string, string | undefined>>): string | undefined => {
-  const match = /^bearer\s+(.+)$/i.exec(headers.authorization?.trim() ?? "")
-  return match?.[1]?.trim()
 }
 
 /**

@@ -1,12 +1,6 @@
 import type * as http from "node:http"
 import type { Socket } from "node:net"
-
-/**
- * Emitted on every response still open when the shutdown grace ends, just before its connection is
- * closed. A response that listens (a relayed stream) ends itself with its protocol's in-band error, so
- * that its client reads why the answer stopped rather than a silent cut.
- */
-export const graceEnded: unique symbol = Symbol("graceEnded")
+import { graceEnded } from "../handlers/graceEnded"
 
 /** How long a response that ends itself at the grace has to write its last event before its connection is closed anyway. */
 const lastWordsMs = 1_000

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import { graceEnded, trackConnections } from "../../src/http/connectionDrain"
+import { graceEnded } from "../../src/handlers/graceEnded"
+import { trackConnections } from "../../src/http/connectionDrain"
 
 /** A server whose every answer is a stream that never ends, each request tracked as server.ts does. */
 const streamingServer = async () => {
