@@ -1,5 +1,5 @@
 import { CSV_LINE_END, type CsvLayout, type CsvRow, encodeCell } from "../../domain/csv"
-import type { ValueRow } from "../UsageLedger/index"
+import type { ValueRow } from "../UsageLedger/contract"
 
 /**
  * CSV lines of rows given as cell values in the layout's column order, which is the order the export
