@@ -5,6 +5,7 @@ import type { Session, WorkspaceRef } from "./api/types"
 import { Layout } from "./components/Layout"
 import { Loading } from "./components/Notice"
 import { navigate, useRoute } from "./lib/router"
+import { adminPages, type WorkspacePage, workspacePages } from "./lib/workspacePages"
 import { ApiKeysPage } from "./pages/ApiKeysPage"
 import { AuditPage } from "./pages/AuditPage"
 import { ChangePasswordPage } from "./pages/ChangePasswordPage"
@@ -18,13 +19,6 @@ import { OverviewPage } from "./pages/OverviewPage"
 import { PasswordResetPage } from "./pages/PasswordResetPage"
 import { SettingsPage } from "./pages/SettingsPage"
 import { WorkspacesPage } from "./pages/WorkspacesPage"
-
-export type WorkspacePage = "overview" | "keys" | "models" | "exports" | "members" | "settings" | "audit"
-
-/** Pages only a workspace's admins (and the operator) may open: the server refuses the rest anyway. */
-export const adminPages: ReadonlySet<WorkspacePage> = new Set(["overview", "exports", "members", "settings", "audit"])
-
-const workspacePages: ReadonlySet<string> = new Set(["overview", "keys", "models", "exports", "members", "settings", "audit"])
 
 /** A workspace's first page: the overview for admins; members see their keys (usage is the admins'). */
 const workspaceHome = (workspace: WorkspaceRef): string => `w/${workspace.id}/${workspace.role === "admin" ? "overview" : "keys"}`

@@ -1,10 +1,9 @@
 import type { ComponentChildren } from "preact"
 import { useEffect, useRef } from "preact/hooks"
-import type { WorkspacePage } from "../App"
-import { adminPages } from "../App"
 import { getWorkspace, signOut } from "../api/console"
 import type { Session, WorkspaceRef } from "../api/types"
 import { currentRoute, navigate } from "../lib/router"
+import { adminPages, type WorkspacePage } from "../lib/workspacePages"
 import { useLoad } from "../lib/useLoad"
 import { Link } from "./Link"
 
