@@ -3,7 +3,7 @@ import { EventEmitter } from "node:events"
 import type { Readable } from "node:stream"
 import { Pool, errors as undiciErrors } from "undici"
 import { AppConfig } from "../config"
-import type { ProviderDialect } from "../providers/provider"
+import type { ProviderDialect } from "../providers/providerDialect"
 import type { UpstreamTarget } from "./Upstreams"
 
 /** Why an upstream exchange failed. `detail` is for logs only: no body ever shows it. */

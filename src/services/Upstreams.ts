@@ -1,7 +1,7 @@
 import { Context, Effect, Either, Layer, Option, Redacted, type Scope } from "effect"
 import { AppConfig, upstreamIds, type UpstreamId } from "../config"
 import { RegionNotServed } from "../domain/refusals"
-import type { ProviderDialect } from "../providers/provider"
+import type { ProviderDialect } from "../providers/providerDialect"
 
 /** Where one provider and region is served: the provider's API root and the credentials the service uses there. */
 export interface UpstreamTarget {

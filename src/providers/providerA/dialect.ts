@@ -2,7 +2,7 @@ import { Redacted } from "effect"
 import type { Problem } from "../../domain/problem"
 import { providerAErrorBody } from "./protocol"
 import type { RequestRefusal } from "../../domain/refusals"
-import type { ProviderDialect } from "../provider"
+import type { ProviderDialect } from "../providerDialect"
 import { xRateLimitHeaders } from "../rateLimitHeaders"
 
 /** provider_a's words for the refusals its clients know. */

@@ -2,7 +2,7 @@ import { Redacted } from "effect"
 import type { Problem } from "../../domain/problem"
 import { providerBErrorType } from "./protocol"
 import type { RequestRefusal } from "../../domain/refusals"
-import type { ProviderDialect } from "../provider"
+import type { ProviderDialect } from "../providerDialect"
 import { messagesRateLimitHeaders } from "../rateLimitHeaders"
 
 /** provider_b's words for the refusals its clients know. */
