@@ -7,6 +7,7 @@ import { parseArgs } from "node:util"
 import { WorkspaceApi } from "./api/Api"
 import { Scope } from "./domain/apiKey"
 import { MemberRole } from "./domain/console"
+import { providerIds, ProviderIdSchema } from "./domain/providerId"
 import { WorkspaceSettingsPatch } from "./domain/workspaceSettings"
 import { cliClient, failureLine } from "./cli/adminCall"
 import { exportCommand, seedCommand, UsageError, usageCommandOptions, usageCommandsHelp } from "./cli/usageCommands"
@@ -32,7 +33,7 @@ const usage = `usage: npm run cli -- <command>
   member remove WORKSPACE_ID MEMBER_ID
   person reset-password --email EMAIL   (a one-time link, valid 1 hour, for the person to choose a new password)
   audit WORKSPACE_ID [--action ACTION] [--limit N] [--cursor CURSOR]
-  provider-key set WORKSPACE_ID provider_a|provider_b|provider_c [--key-file FILE]   (the key from FILE or standard input, never an argument)
+  provider-key set WORKSPACE_ID ${providerIds.join("|")} [--key-file FILE]   (the key from FILE or standard input, never an argument)
   provider-key list WORKSPACE_ID
   provider-key remove WORKSPACE_ID PROVIDER
   credentials rotate   (after a restart with the new CREDENTIALS_KEY and the old one as CREDENTIALS_KEY_PREVIOUS)
@@ -74,8 +75,8 @@ const decodeRole = (raw: string | undefined) =>
   Schema.decodeUnknown(MemberRole)(raw).pipe(Effect.mapError(() => new UsageError({ message: "--role: admin or member" })))
 
 const decodeProvider = (raw: string | undefined) =>
-  Schema.decodeUnknown(Schema.Literal("provider_a", "provider_b", "provider_c"))(raw).pipe(
-    Effect.mapError(() => new UsageError({ message: `PROVIDER: one of provider_a, provider_b, provider_c\n\n${usage}` }))
+  Schema.decodeUnknown(ProviderIdSchema)(raw).pipe(
+    Effect.mapError(() => new UsageError({ message: `PROVIDER: one of ${providerIds.join(", ")}\n\n${usage}` }))
   )
 
 /**

@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Scope } from "../domain/apiKey"
+import { ProviderIdSchema } from "../domain/providerId"
 import { strictParse, WorkspaceSettings, WorkspaceSettingsPatch } from "../domain/workspaceSettings"
 import { adminErrors } from "./errors/adminError"
 import { withoutNul } from "../domain/fieldSchemas"
@@ -49,7 +50,7 @@ export const IngestEventsResult = Schema.Struct({
 const workspaceId = HttpApiSchema.param("id", Schema.String)
 const keyId = HttpApiSchema.param("keyId", Schema.String)
 const memberId = HttpApiSchema.param("memberId", Schema.String)
-const provider = HttpApiSchema.param("provider", Schema.Literal("provider_a", "provider_b", "provider_c"))
+const provider = HttpApiSchema.param("provider", ProviderIdSchema)
 const PageParams = {
   limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200))),
   cursor: Schema.optional(Schema.String)

@@ -3,6 +3,7 @@ import { Context, Schema } from "effect"
 import { Scope } from "../domain/apiKey"
 import { type ConsoleActor, MemberRole } from "../domain/console"
 import { GivenPassword, NewPassword } from "../domain/password"
+import { ProviderIdSchema } from "../domain/providerId"
 import { strictParse, TimeZone, WorkspaceSettings, WorkspaceSettingsPatch } from "../domain/workspaceSettings"
 import { ApiKeyView, CreatedApiKey } from "./adminApi"
 import { consoleErrors } from "./errors/consoleError"
@@ -173,7 +174,7 @@ export const ModelView = Schema.Struct({ provider: Schema.String, family: Schema
 const workspaceId = HttpApiSchema.param("id", Schema.String)
 const keyId = HttpApiSchema.param("keyId", Schema.String)
 const memberId = HttpApiSchema.param("memberId", Schema.String)
-const provider = HttpApiSchema.param("provider", Schema.Literal("provider_a", "provider_b", "provider_c"))
+const provider = HttpApiSchema.param("provider", ProviderIdSchema)
 const token = HttpApiSchema.param("token", Schema.String)
 const dataType = HttpApiSchema.param("dataType", UsageExportDataType)
 const PageParams = {

@@ -5,6 +5,7 @@ import { CurrentConsoleActor } from "../api/consoleApi"
 import { ConsoleError, forbidden, unavailable } from "../api/errors/consoleError"
 import { AppConfig } from "../config"
 import { actorLabel, type ConsoleActor, type MemberRole } from "../domain/console"
+import { providerIds } from "../domain/providerId"
 import type { ApiKeyNotFound } from "../services/ApiKeys"
 import { ApiKeys } from "../services/ApiKeys"
 import { type AuditAction, AuditLog } from "../services/AuditLog"
@@ -70,12 +71,10 @@ const keyless = (provider: string, set: boolean) => ({ provider, set, last4: nul
 
 /** Every provider, with or without a key; a member learns only whether one is set. */
 const consoleProviderKeys = (keys: ReadonlyArray<ProviderKeyView>, role: MemberRole) =>
-  consoleProviders.map((provider) => {
+  providerIds.map((provider) => {
     const key = keys.find((k) => k.provider === provider)
     return key === undefined || role !== "admin" ? keyless(provider, key !== undefined) : { ...providerKeyWireView(key), set: true }
   })
-
-const consoleProviders = ["provider_a", "provider_b", "provider_c"] as const
 
 const fromExport = (failure: ExportFailure): ConsoleError => {
   const e = asExportError(failure)

@@ -1,22 +1,22 @@
-import { Schema } from "effect"
-import type { ProviderId } from "../domain/providerId"
+import { type ProviderId, providerIds } from "../domain/providerId"
 import type { ProviderDialect } from "./providerDialect"
 import { providerA } from "./providerA/dialect"
 import { providerB } from "./providerB/dialect"
 import { providerC } from "./providerC/dialect"
 
 /**
- * Every provider the service forwards to. Adding one: its id (src/domain/providerId.ts), its folder, its line
- * here, its models in the catalog.
+ * The provider registry: every provider's record, by its id. An id of `providerIds` (src/domain/providerId.ts)
+ * without its record here, a record under a name that is no id, or a record whose `id` is not its key fails to
+ * compile. Adding a provider: its id there, its folder, its line here, its models in the catalog.
  */
-export const providers = [providerA, providerB, providerC] as const satisfies ReadonlyArray<ProviderDialect<ProviderId>>
+export const providerDialects = {
+  provider_a: providerA,
+  provider_b: providerB,
+  provider_c: providerC
+} as const satisfies { readonly [Id in ProviderId]: ProviderDialect<Id> }
 
 /** A provider's record, as the forwarding code reads it. */
-export type Provider = (typeof providers)[number]
+export type Provider = (typeof providerDialects)[ProviderId]
 
-/** Fails to compile when an id of src/domain/providerId.ts has no record in `providers`. */
-export const everyProviderIdListed: [Exclude<ProviderId, Provider["id"]>] extends [never] ? true : false = true
-
-/** A provider name at a boundary (a path segment, a stored record). */
-export const ProviderIdSchema = Schema.Literal(...providers.map((provider) => provider.id))
-
+/** Every provider's record, in the order of `providerIds`. */
+export const providers: ReadonlyArray<Provider> = providerIds.map((id) => providerDialects[id])

@@ -1,8 +1,7 @@
 import { Context, Deferred, Duration, Effect, Either, Fiber, Layer, Option, Ref, Schedule, Schema } from "effect"
 import { AppConfig } from "../config"
 import { UsageNotDurable } from "../domain/refusals"
-import type { ProviderId } from "../domain/providerId"
-import { providers } from "../providers/provider"
+import { type ProviderId, ProviderIdSchema } from "../domain/providerId"
 import type { StorageFailure } from "./StorageFailure"
 import { Metrics } from "./Metrics"
 import { UsageJournal } from "./UsageJournal"
@@ -24,7 +23,7 @@ const JournalLine = Schema.parseJson(Schema.Struct({
   workspaceId: Schema.String,
   keyId: Schema.String,
   endpoint: Schema.Literal("chat_completions", "embeddings", "messages", "fim_completions"),
-  provider: Schema.Literal(...providers.map((provider) => provider.id)),
+  provider: ProviderIdSchema,
   region: Schema.String,
   model: Schema.String,
   status: Schema.Number,

@@ -1,6 +1,7 @@
 import { Option, type Schema, SchemaAST } from "effect"
 import type { ErrorStatus, Problem } from "../../domain/problem"
-import { providers } from "../../providers/provider"
+import { type ProviderId, providerIds } from "../../domain/providerId"
+import { providerDialects } from "../../providers/provider"
 import { ProviderAErrorBody } from "../../providers/providerA/chatCompletionsWire"
 import { ProviderBErrorBody } from "../../providers/providerB/messagesWire"
 import { ProviderCErrorBody } from "../../providers/providerC/fimWire"
@@ -19,13 +20,17 @@ export interface DocumentedErrorFormat {
 
 const coded = (p: Problem) => ({ code: p.code, message: p.message, ...(p.param ? { field: p.param } : {}) })
 const apiKeyRefused = { code: "invalid_api_key", message: "The API key is missing, unknown or revoked." }
-const [providerA, providerB, providerC] = providers
+
+/** Each provider's error body schema (a provider without one fails to compile). */
+const providerErrorWires: { readonly [Id in ProviderId]: Schema.Schema.AnyNoContext } = {
+  provider_a: ProviderAErrorBody,
+  provider_b: ProviderBErrorBody,
+  provider_c: ProviderCErrorBody
+}
 
 /** Every error format of the service, keyed by its wire schema's component name. */
 const formats: ReadonlyArray<DocumentedErrorFormat> = [
-  { wire: ProviderAErrorBody, body: providerA.errorBody, unauthorized: apiKeyRefused },
-  { wire: ProviderBErrorBody, body: providerB.errorBody, unauthorized: apiKeyRefused },
-  { wire: ProviderCErrorBody, body: providerC.errorBody, unauthorized: apiKeyRefused },
+  ...providerIds.map((id) => ({ wire: providerErrorWires[id], body: providerDialects[id].errorBody, unauthorized: apiKeyRefused })),
   { wire: UsageExportErrorBody, body: (p) => exportErrorWire(coded(p)), unauthorized: apiKeyRefused },
   {
     wire: AdminErrorBody,
