@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Scope } from "../domain/apiKey"
-import { ProviderIdSchema } from "../domain/providerId"
+import { ProviderIdSchema } from "../domain/providerIdSchema"
 import { strictParse, WorkspaceSettings, WorkspaceSettingsPatch } from "../domain/workspaceSettings"
 import { adminErrors } from "./errors/adminError"
 import { withoutNul } from "../domain/fieldSchemas"

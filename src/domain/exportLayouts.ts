@@ -16,6 +16,7 @@
  * A new version may add columns at the end; renaming, removing or reordering columns needs a new version.
  */
 import type { CsvColumn, CsvLayout } from "./csv"
+import { providerIds } from "./providerId"
 
 export const EXPORT_LAYOUT_VERSION = "v1"
 
@@ -139,6 +140,9 @@ const projects: ExportLayout = {
   ]
 }
 
+/** "provider_a, provider_b or provider_c". */
+const oneOfProviders = `${providerIds.slice(0, -1).join(", ")} or ${providerIds[providerIds.length - 1]}`
+
 const models: ExportLayout = {
   kind: "models",
   // v2: `byok` added at the end; API traffic with the workspace's own provider key is its own row.
@@ -149,7 +153,7 @@ const models: ExportLayout = {
     ...period,
     text("source", "`platform` (messages ingested from the platform) or `api` (requests forwarded by this service)"),
     text("model", "Model id"),
-    text("provider", "provider_a, provider_b or provider_c; for platform messages from the model catalog (empty if unknown)"),
+    text("provider", `${oneOfProviders}; for platform messages from the model catalog (empty if unknown)`),
     text("region", "Region of the forwarded request (eu, us); empty for platform messages"),
     integer("requests", "Platform messages, or API requests including failed ones"),
     integer(

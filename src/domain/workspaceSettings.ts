@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { isTimeZone } from "./console"
+import { type ProviderId, providerIds } from "./providerId"
 
 /** Families of the public API that rate limits are counted in. */
 export const LimitFamily = Schema.Literal("usage_export", "chat_completions", "messages", "fim", "embeddings")
@@ -22,12 +23,15 @@ export type RateLimitOverrides = typeof RateLimitOverrides.Type
 
 const ModelList = Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))).pipe(Schema.maxItems(500))
 
-/** Models a workspace may use when it brings its own provider keys: replaces the catalog of that provider. */
-export const ByokModels = Schema.Struct({
-  provider_a: Schema.optional(ModelList),
-  provider_b: Schema.optional(ModelList),
-  provider_c: Schema.optional(ModelList)
-})
+/**
+ * Models a workspace may use when it brings its own provider keys: replaces the catalog of that provider. One
+ * optional list per provider id (Object.fromEntries cannot say which keys it makes, hence the cast).
+ */
+export const ByokModels = Schema.Struct(
+  Object.fromEntries(providerIds.map((id) => [id, Schema.optional(ModelList)])) as {
+    readonly [Id in ProviderId]: Schema.optional<typeof ModelList>
+  }
+)
 export type ByokModels = typeof ByokModels.Type
 
 /** An IANA time zone name (`UTC`, `Europe/Berlin`); raw offsets are refused. */

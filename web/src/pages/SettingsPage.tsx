@@ -1,4 +1,6 @@
 import { useEffect, useId, useMemo, useState } from "preact/hooks"
+import { MODEL_CATALOG, type ModelFamily } from "../../../src/domain/models"
+import { type ProviderId, providerIds } from "../../../src/domain/providerId"
 import { getSettings, saveSettings } from "../api/console"
 import type { ConsoleSettings, RateLimitReading, SettingsPatch, WorkspaceRef } from "../api/types"
 import { Checkbox, Select } from "../components/Field"
@@ -8,13 +10,18 @@ import { formatCount } from "../lib/format"
 import { useAction, useLoad } from "../lib/useLoad"
 import { ProviderKeys } from "./ProviderKeys"
 
-const providers = [
-  ["provider_a", "provider_a (chat completions, embeddings)"],
-  ["provider_b", "provider_b (messages)"],
-  ["provider_c", "provider_c (FIM)"]
-] as const
+const familyNames: { readonly [F in ModelFamily]: string } = {
+  chat_completions: "chat completions",
+  embeddings: "embeddings",
+  messages: "messages",
+  fim: "FIM"
+}
 
-type Provider = (typeof providers)[number][0]
+/** Every provider with what it serves, from the catalog: "provider_a (chat completions, embeddings)". */
+const providers = providerIds.map((provider) => {
+  const served = new Set(MODEL_CATALOG.filter((model) => model.provider === provider).map((model) => familyNames[model.family]))
+  return [provider, `${provider} (${[...served].join(", ")})`] as const
+})
 
 export const SettingsPage = ({ workspace }: { readonly workspace: WorkspaceRef }) => {
   const [settings, reload] = useLoad(() => getSettings(workspace.id), [workspace.id])
@@ -46,11 +53,9 @@ const SettingsForm = ({ workspaceId, settings, onSaved }: {
   const [leaderboardsEnabled, setLeaderboardsEnabled] = useState(settings.leaderboardsEnabled)
   const [workflowsEnabled, setWorkflowsEnabled] = useState(settings.workflowsEnabled)
   const [timezone, setTimezone] = useState(settings.timezone)
-  const [byok, setByok] = useState<Record<Provider, string>>({
-    provider_a: modelText(settings.byokModels.provider_a),
-    provider_b: modelText(settings.byokModels.provider_b),
-    provider_c: modelText(settings.byokModels.provider_c)
-  })
+  const [byok, setByok] = useState<Record<ProviderId, string>>(
+    () => Object.fromEntries(providerIds.map((provider) => [provider, modelText(settings.byokModels[provider])])) as Record<ProviderId, string>
+  )
   const [saved, setSaved] = useState(false)
   const save = useAction(saveSettings)
   useEffect(() => setSaved(false), [anonymizeUsers, leaderboardsEnabled, workflowsEnabled, timezone, byok])
