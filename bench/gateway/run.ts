@@ -6,7 +6,7 @@
 // <file>` sums either).
 // BENCH_BASELINE=<folder>: also measure an earlier build of the service (a folder holding its dist/, sql/,
 // config/, package.json and node_modules) as the target "baseline", interleaved with the current one, and
-// write the comparison to the section "Gateway: before and after" instead of "Gateway".
+// write the comparison to the section "Gateway: before and after" instead of "Gateway" (BENCH_SECTION names another).
 // The cost of metrics and traces: the targets "service-bare" (METRICS=off, no traces) and "service-traced"
 // (metrics on, every span exported over OTLP to a sink in this process that answers 200), beside "service"
 // (metrics on, the default; no traces), e.g. BENCH_TARGETS=direct,service-bare,service,service-traced; the
@@ -213,7 +213,8 @@ const main = async (): Promise<void> => {
     const body = report({ workloads, results, broken, versions, note: pin.note })
     process.stdout.write(`\n${body}\n`)
     if (sink !== undefined) process.stdout.write(`OTLP sink: ${sink.posts()} posts received from service-traced\n`)
-    const section = baselineDir !== undefined ? "Gateway: before and after" : measuresObservability ? "Gateway: observability cost" : "Gateway"
+    const section = process.env.BENCH_SECTION ??
+      (baselineDir !== undefined ? "Gateway: before and after" : measuresObservability ? "Gateway: observability cost" : "Gateway")
     if (process.env.BENCH_WRITE !== "0") writeSection(section, body)
   } finally {
     await cleanup()
@@ -270,9 +271,9 @@ const main = async (): Promise<void> => {
     }
     lines.push(
       "",
-      ...(baselineDir === undefined && !measuresObservability ? targetLines(input.workloads, input.results) : []),
+      ...(targets.includes("floor") && !measuresObservability ? targetLines(input.workloads, input.results) : []),
       // The earlier build has no metrics: compared like for like with them off too, when that variant runs.
-      ...(baselineDir === undefined ? [] : comparisonLines(input.workloads, input.results, "service")),
+      ...(baselineDir === undefined ? [] : ["", ...comparisonLines(input.workloads, input.results, "service")]),
       ...(baselineDir === undefined || !targets.includes("service-bare") ? [] : ["", ...comparisonLines(input.workloads, input.results, "service-bare")]),
       ...(measuresObservability ? ["", ...observabilityLines(input.workloads, input.results)] : [])
     )
@@ -349,10 +350,14 @@ const main = async (): Promise<void> => {
       const ratio = median(service.c32.map((r) => r.rps)) / median(floor.c32.map((r) => r.rps))
       const cpu = median(service.cpuMsPerRequest) / median(floor.cpuMsPerRequest)
       const verdict = (ok: boolean) => (ok ? "met" : "NOT met")
+      // Issue 26: at most 0.4× the peer's CPU per request, measured in the same run.
+      const peer = get(w, "peer")
+      const ofPeer = peer === undefined ? undefined : median(service.cpuMsPerRequest) / median(peer.cpuMsPerRequest)
       out.push(
         `- ${w.name}: added ${w.stream ? "time to first byte" : "p50"} at 1 connection ${added.toFixed(3)} ms (target < 0.5: ${verdict(added < 0.5)}); ` +
           `throughput at 32 connections ${ratio.toFixed(2)}× the floor (target ≥ 0.4: ${verdict(ratio >= 0.4)}); ` +
-          `CPU per request ${cpu.toFixed(2)}× the floor (target < 2.5: ${verdict(cpu < 2.5)}). ` +
+          `CPU per request ${cpu.toFixed(2)}× the floor (target ≤ 2.5: ${verdict(cpu <= 2.5)})` +
+          `${ofPeer === undefined ? "" : ` and ${ofPeer.toFixed(2)}× the peer's (target ≤ 0.4: ${verdict(ofPeer <= 0.4)})`}. ` +
           `The simulator alone answers ${median(direct.c32.map((r) => r.rps)).toFixed(0)} rps here, so throughput near that is bound by it; ` +
           `on CPU alone (1 / CPU per request) a core would serve ${capacity(service).toFixed(0)} rps of the service against ` +
           `${capacity(floor).toFixed(0)} of the floor, ${(capacity(service) / capacity(floor)).toFixed(2)}×`
