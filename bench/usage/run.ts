@@ -22,8 +22,8 @@ import { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import pg from "pg"
 import { from as copyFrom } from "pg-copy-streams"
-import { startEmbeddedPostgres } from "../../src/services/EmbeddedPostgres"
-import { runMigrations } from "../../src/services/Migrations"
+import { startEmbeddedPostgres } from "../../src/platform/EmbeddedPostgres"
+import { runMigrations } from "../../src/platform/Migrations"
 import { type UsageGroupBy, UsageOverview } from "../../src/services/UsageOverview"
 
 const numberFromEnv = (name: string, fallback: number): number => {

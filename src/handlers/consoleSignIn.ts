@@ -8,7 +8,7 @@ import { AuditLog } from "../services/AuditLog"
 import { Members, type Person } from "../services/Members"
 import { sessionLifetime, Sessions } from "../services/Sessions"
 import { type SignInReservation, SignInThrottle } from "../services/SignInThrottle"
-import type { StorageFailure } from "../services/StorageFailure"
+import type { StorageFailure } from "../platform/StorageFailure"
 import { Workspaces } from "../services/Workspaces"
 import { clientAddress, setSessionCookie } from "./consoleViews"
 

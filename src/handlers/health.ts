@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { WorkspaceApi } from "../api/Api"
 import { NotReady } from "../api/healthApi"
 import { Dependencies } from "../services/Dependencies"
-import { Readiness, type Unready } from "../services/Readiness"
+import { Readiness, type Unready } from "../platform/Readiness"
 
 const notReady = ({ reason }: Unready) => new NotReady({ status: "unavailable", reason })
 

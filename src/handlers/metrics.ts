@@ -5,7 +5,7 @@ import { WorkspaceApi } from "../api/Api"
 import { problemAs } from "../api/errors/errorFormat"
 import { AppConfig } from "../config"
 import { bearerToken } from "../api/security"
-import { Metrics } from "../services/Metrics"
+import { Metrics } from "../platform/Metrics"
 
 const digest = (value: string) => crypto.createHash("sha256").update(value).digest()
 

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Ref } from "effect"
-import { orStorageFailure } from "./orStorageFailure"
-import type { StorageFailure } from "./StorageFailure"
+import { orStorageFailure } from "../platform/orStorageFailure"
+import type { StorageFailure } from "../platform/StorageFailure"
 
 /** What the audit log records; `target` names what was changed, never a secret. */
 export type AuditAction =

@@ -3,8 +3,8 @@ import { hashApiKey, isWellFormedApiKey, sameHash, Scope } from "../domain/apiKe
 import type { Principal } from "../domain/principal"
 import { ApiKeys, type KeyWithWorkspace } from "./ApiKeys"
 import { CredentialThrottle, type CredentialsThrottled } from "./CredentialThrottle/index"
-import { expiringLookup } from "./expiringLookup"
-import { StorageFailure } from "./StorageFailure"
+import { expiringLookup } from "../platform/expiringLookup"
+import { StorageFailure } from "../platform/StorageFailure"
 
 export type AuthFailureReason = "missing" | "malformed" | "unknown" | "revoked" | "scope"
 

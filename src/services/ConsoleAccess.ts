@@ -2,7 +2,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import type { ConsoleActor, MemberRole } from "../domain/console"
 import { Members } from "./Members"
 import { WorkspaceNotFound, Workspaces } from "./Workspaces"
-import { type StorageFailure } from "./StorageFailure"
+import { type StorageFailure } from "../platform/StorageFailure"
 import { type Workspace } from "../domain/workspace"
 
 export interface WorkspaceAccess {

@@ -1,10 +1,10 @@
 import { Context, Data, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../config"
 import { credentialContext, type CredentialsKey, lastFour, openCredential, sealCredential } from "../domain/credentials"
-import { expiringLookup } from "./expiringLookup"
+import { expiringLookup } from "../platform/expiringLookup"
 import { ProviderKeyCheck, type ProviderKeyRejected, type ProviderKeyUncheckable } from "./ProviderKeyCheck"
 import { type StoredProviderKey, ProviderKeys } from "./ProviderKeys"
-import type { StorageFailure } from "./StorageFailure"
+import type { StorageFailure } from "../platform/StorageFailure"
 
 /** CREDENTIALS_KEY is not set: no provider key can be saved (there is no weak default to fall back on). */
 export class CredentialsKeyMissing extends Data.TaggedError("CredentialsKeyMissing")<{}> {}

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option, Ref } from "effect"
-import { orStorageFailure } from "./orStorageFailure"
-import type { StorageFailure } from "./StorageFailure"
+import { orStorageFailure } from "../platform/orStorageFailure"
+import type { StorageFailure } from "../platform/StorageFailure"
 
 /** A workspace's own key for one provider, as stored: sealed, never in the clear. */
 export interface StoredProviderKey {

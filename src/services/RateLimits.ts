@@ -4,8 +4,8 @@ import { type LimitReadings, type LimitRefusal, LimitsUnavailable, RateLimited, 
 import type { LimitFamily } from "../domain/workspaceSettings"
 import { AppConfig } from "../config"
 import type { Principal } from "../domain/principal"
-import { Metrics } from "./Metrics"
-import { spansWhen } from "./traceSpans"
+import { Metrics } from "../platform/Metrics"
+import { spansWhen } from "../platform/traceSpans"
 import { type BucketDemand, type BucketReading, RateLimiter, type RateDecision } from "./RateLimiter"
 
 /**

@@ -2,9 +2,9 @@ import { SqlClient } from "@effect/sql"
 import { Context, Duration, Effect, Layer, Option, Ref } from "effect"
 import type { ConsoleActor } from "../domain/console"
 import { generateToken, hashToken, isWellFormedToken } from "../domain/password"
-import { orStorageFailure } from "./orStorageFailure"
+import { orStorageFailure } from "../platform/orStorageFailure"
 import { currentDate, PeopleTables, type PeopleState } from "./peopleTables"
-import type { StorageFailure } from "./StorageFailure"
+import type { StorageFailure } from "../platform/StorageFailure"
 
 /** A session ends after this long without a call… */
 export const sessionIdleTimeout = Duration.hours(12)

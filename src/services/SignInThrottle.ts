@@ -2,8 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { Context, Data, Duration, Effect, Layer, Ref } from "effect"
 import * as crypto from "node:crypto"
 import { normalizeEmail } from "../domain/console"
-import { orStorageFailure } from "./orStorageFailure"
-import type { StorageFailure } from "./StorageFailure"
+import { orStorageFailure } from "../platform/orStorageFailure"
+import type { StorageFailure } from "../platform/StorageFailure"
 
 /** Failures allowed per email and client address together, and per client address, within the window; the next attempt is refused. */
 export const signInFailuresAllowed = 5

@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { promisify } from "node:util"
 import { AppConfig } from "../config"
-import { Metrics } from "./Metrics"
+import { Metrics } from "../platform/Metrics"
 
 const fdatasync = promisify(fs.fdatasync)
 

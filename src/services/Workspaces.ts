@@ -8,7 +8,7 @@ import {
   type WorkspaceSettingsPatch
 } from "../domain/workspaceSettings"
 import type { Workspace } from "../domain/workspace"
-import { StorageFailure } from "./StorageFailure"
+import { StorageFailure } from "../platform/StorageFailure"
 
 export class WorkspaceNotFound extends Data.TaggedError("WorkspaceNotFound")<{ readonly id: string }> {}
 

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { sliceChars, sliceEnd } from "../domain/requestBounds"
-import { yieldToEventLoop } from "./eventLoopTurn"
+import { yieldToEventLoop } from "../platform/eventLoopTurn"
 import type { Encoding, Tokenizer } from "./Tokenizer"
 
 /**

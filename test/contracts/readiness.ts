@@ -1,7 +1,7 @@
 import { expect, type Vitest } from "@effect/vitest"
 import { Effect } from "effect"
-import { latestMigrationId } from "../../src/services/Migrations"
-import { Readiness } from "../../src/services/Readiness"
+import { latestMigrationId } from "../../src/platform/Migrations"
+import { Readiness } from "../../src/platform/Readiness"
 
 /** Both backings of Readiness, when all is well: alive, and ready at the latest migration. */
 export const readinessContract = (it: Vitest.MethodsNonLive<Readiness, true>) => {

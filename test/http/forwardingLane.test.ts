@@ -15,7 +15,7 @@ import { CountTokens } from "../../src/services/CountTokens"
 import { Messages } from "../../src/services/Messages"
 import { LargeBodies } from "../../src/services/LargeBodies"
 import { RateLimits } from "../../src/services/RateLimits"
-import { Metrics } from "../../src/services/Metrics"
+import { Metrics } from "../../src/platform/Metrics"
 
 const principal = {
   keyId: "00000000-0000-4000-8000-000000000001",

@@ -5,7 +5,7 @@ import * as path from "node:path"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { tempDir } from "../support/tempDirs"
-import { freePort, portFileOf } from "../../src/services/EmbeddedPostgres"
+import { freePort, portFileOf } from "../../src/platform/EmbeddedPostgres"
 import { waitForOk } from "../support/serviceProcess"
 
 /**

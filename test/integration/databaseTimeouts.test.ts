@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { freePort } from "../../src/services/EmbeddedPostgres"
+import { freePort } from "../../src/platform/EmbeddedPostgres"
 import { freshDatabaseUrl, holdTableLock } from "../support/database"
 import { type ServiceProcess, spawnService, waitForOk } from "../support/serviceProcess"
 import { tempDir } from "../support/tempDirs"

@@ -6,7 +6,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { bindingFor, blockingParent, ownerFileOf, startEmbeddedPostgres } from "../../src/services/EmbeddedPostgres"
+import { bindingFor, blockingParent, ownerFileOf, startEmbeddedPostgres } from "../../src/platform/EmbeddedPostgres"
 
 const isRoot = process.getuid?.() === 0
 const made: Array<string> = []

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { freePort } from "../../src/services/EmbeddedPostgres"
+import { freePort } from "../../src/platform/EmbeddedPostgres"
 import { spawnService, waitForOk } from "../support/serviceProcess"
 import { tempDir } from "../support/tempDirs"
 

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
-import { migrationIds, runMigrations } from "../../src/services/Migrations"
+import { migrationIds, runMigrations } from "../../src/platform/Migrations"
 import { freshDatabaseUrl } from "../support/database"
 
 describe("migrations", () => {

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freePort } from "../../src/services/EmbeddedPostgres"
+import { freePort } from "../../src/platform/EmbeddedPostgres"
 import { freshDatabaseUrl } from "../support/database"
 import { type ServiceProcess, spawnService, waitForOk } from "../support/serviceProcess"
 import { tempDir } from "../support/tempDirs"

@@ -4,7 +4,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
-import { freePort } from "../../src/services/EmbeddedPostgres"
+import { freePort } from "../../src/platform/EmbeddedPostgres"
 import { builtEntry } from "../support/builtService"
 import { waitForOk } from "../support/serviceProcess"
 

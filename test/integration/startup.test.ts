@@ -6,7 +6,7 @@ import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { AppLive } from "../../src/appLayer"
 import { AppConfig } from "../../src/config"
-import { freePort } from "../../src/services/EmbeddedPostgres"
+import { freePort } from "../../src/platform/EmbeddedPostgres"
 import { type ServiceProcess, spawnService, waitForOk } from "../support/serviceProcess"
 
 const made: Array<string> = []

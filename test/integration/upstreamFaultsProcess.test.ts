@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { tempDir } from "../support/tempDirs"
-import { freePort } from "../../src/services/EmbeddedPostgres"
+import { freePort } from "../../src/platform/EmbeddedPostgres"
 import { freshDatabaseUrl } from "../support/database"
 import { type ServiceProcess, spawnService, waitForOk } from "../support/serviceProcess"
 

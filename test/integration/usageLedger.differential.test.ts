@@ -15,7 +15,7 @@ import { EXPORT_KINDS, exportLayouts, type ExportKind } from "../../src/domain/e
 import type { ExportQueryInput } from "../../src/domain/exportQueries"
 import { ApiKeys } from "../../src/services/ApiKeys"
 import { encodeValueRows } from "../../src/services/ExportService/valueRows"
-import { runMigrations } from "../../src/services/Migrations"
+import { runMigrations } from "../../src/platform/Migrations"
 import { type ApiRequestRow, UsageLedger } from "../../src/services/UsageLedger/index"
 import { type LocalRange, UsageOverview } from "../../src/services/UsageOverview/index"
 import { Workspaces } from "../../src/services/Workspaces"

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Readiness, Unready } from "../../src/services/Readiness"
+import { Readiness, Unready } from "../../src/platform/Readiness"
 import { makeTestLayer } from "../support/makeTestLayer"
 import { type MemoryApp, startMemoryApp } from "../support/memoryApp"
 import { call } from "../support/testApp"

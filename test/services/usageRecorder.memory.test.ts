@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger } from "effect"
-import { Metrics } from "../../src/services/Metrics"
+import { Metrics } from "../../src/platform/Metrics"
 import { UsageJournal } from "../../src/services/UsageJournal"
 import { MemoryUsage, UsageLedger } from "../../src/services/UsageLedger/index"
 import { type ApiRequestRecord, UsageRecorder } from "../../src/services/UsageRecorder"

@@ -1,7 +1,7 @@
 /** What the UsageRecorder shows at /metrics: its queue, the records it dropped and those the ledger refused. */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Metrics } from "../../src/services/Metrics"
+import { Metrics } from "../../src/platform/Metrics"
 import { UsageJournal } from "../../src/services/UsageJournal"
 import { UsageLedger } from "../../src/services/UsageLedger/index"
 import { UsageRecorder } from "../../src/services/UsageRecorder"

@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { TestProject } from "vitest/node"
-import { startEmbeddedPostgres } from "../../src/services/EmbeddedPostgres"
+import { startEmbeddedPostgres } from "../../src/platform/EmbeddedPostgres"
 import { ensureBuilt } from "./builtService"
 
 declare module "vitest" {
@@ -56,7 +56,7 @@ const useRunTempDir = (): { readonly dir: string; readonly previous: string | un
   }
 }
 
-/** Kept on purpose under the temporary folder: the embedded PostgreSQL's copy of its binaries (src/services/EmbeddedPostgres.ts). */
+/** Kept on purpose under the temporary folder: the embedded PostgreSQL's copy of its binaries (src/platform/EmbeddedPostgres.ts). */
 const keptByDesign = (name: string): boolean => name.startsWith("workspace-api-postgres-bin-")
 
 /**

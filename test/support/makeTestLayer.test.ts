@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit } from "effect"
-import { Readiness } from "../../src/services/Readiness"
+import { Readiness } from "../../src/platform/Readiness"
 import { Workspaces } from "../../src/services/Workspaces"
 import { makeTestLayer } from "./makeTestLayer"
 

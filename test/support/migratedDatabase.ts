@@ -1,6 +1,6 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
-import { runMigrations } from "../../src/services/Migrations"
+import { runMigrations } from "../../src/platform/Migrations"
 import { freshDatabaseUrl } from "./database"
 
 /**

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { Effect } from "effect"
-import { freePort } from "../../src/services/EmbeddedPostgres"
+import { freePort } from "../../src/platform/EmbeddedPostgres"
 import { tempDir } from "./tempDirs"
 
 export interface RedisServer {

@@ -2,7 +2,7 @@ import { ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Scope } from "ef
 import { afterAll, beforeAll } from "vitest"
 import { AppLive, AppWithoutLaneLive } from "../../src/appLayer"
 import { AppConfig } from "../../src/config"
-import { freePort } from "../../src/services/EmbeddedPostgres"
+import { freePort } from "../../src/platform/EmbeddedPostgres"
 import { freshDatabaseUrl } from "./database"
 import { removeTempDir, tempDir } from "./tempDirs"
 

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { AppConfig, type AppConfigShape } from "../../config"
 import { networkOf } from "../../domain/clientAddress"
-import type { RedisConnectionOptions } from "../redisConnection"
+import type { RedisConnectionOptions } from "../../platform/redisConnection"
 import { type CredentialKind, CredentialsThrottled, type FailureCount, type FailureStore } from "./contract"
 import { makeMemoryFailureStore } from "./memory"
 

@@ -1,6 +1,6 @@
 import { Effect, type Scope } from "effect"
 import type { Redis } from "ioredis"
-import { connectRedis, type RedisConnectionOptions } from "../redisConnection"
+import { connectRedis, type RedisConnectionOptions } from "../../platform/redisConnection"
 import { type FailureStore, FailureStoreUnavailable } from "./contract"
 
 /**

@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { yieldToEventLoop } from "../eventLoopTurn"
+import { yieldToEventLoop } from "../../platform/eventLoopTurn"
 
 /** Rows encoded between two looks at the clock: a slice overshoots its budget by a few dozen rows at most. */
 const ROWS_PER_CHECK = 64

@@ -1,6 +1,6 @@
 import { Data, Duration, type Effect, type Option } from "effect"
 import type { MemberRole } from "../../domain/console"
-import type { StorageFailure } from "../StorageFailure"
+import type { StorageFailure } from "../../platform/StorageFailure"
 import type { WorkspaceNotFound } from "../Workspaces"
 
 /** How long an invitation link stays valid. */

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Option } from "effect"
 import { type MemberRole, normalizeEmail } from "../../domain/console"
 import { decoyHash, generateToken, hashPassword, hashToken, isWellFormedToken, verifyPassword } from "../../domain/password"
-import { orStorageFailure } from "../orStorageFailure"
+import { orStorageFailure } from "../../platform/orStorageFailure"
 import { isUuid, Workspaces } from "../Workspaces"
 import {
   type Accepted,

@@ -1,6 +1,6 @@
 import { Data, Duration, type Effect } from "effect"
 import type { Person } from "../Members/contract"
-import type { StorageFailure } from "../StorageFailure"
+import type { StorageFailure } from "../../platform/StorageFailure"
 
 /** How long an operator's password-reset link stays valid. */
 export const passwordResetLifetime = Duration.hours(1)

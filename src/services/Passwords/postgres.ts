@@ -3,7 +3,7 @@ import { Duration, Effect } from "effect"
 import { normalizeEmail } from "../../domain/console"
 import { decoyHash, generateToken, hashPassword, hashToken, isWellFormedToken, verifyPassword } from "../../domain/password"
 import type { Person } from "../Members/contract"
-import { orStorageFailure } from "../orStorageFailure"
+import { orStorageFailure } from "../../platform/orStorageFailure"
 import { NoAccount, type PasswordsShape, passwordResetLifetime, ResetLinkGone, WrongPassword } from "./contract"
 
 /** Passwords over PostgreSQL: each change one transaction (or one conditional statement). */

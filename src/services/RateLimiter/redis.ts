@@ -1,7 +1,7 @@
 import { Effect, type Scope } from "effect"
 import type { Redis } from "ioredis"
 import { untilFull } from "../../domain/tokenBucket"
-import { connectRedis, type RedisConnectionOptions } from "../redisConnection"
+import { connectRedis, type RedisConnectionOptions } from "../../platform/redisConnection"
 import { type BucketDemand, type RateLimiterShape, RateLimiterUnavailable } from "./contract"
 
 /**

@@ -1,7 +1,7 @@
 import type { SqlClient, SqlError } from "@effect/sql"
 import { Effect, Stream } from "effect"
 import { exportCountStatement, exportCsvStatement, exportRowsStatement } from "../../domain/exportQueries"
-import { StorageFailure } from "../StorageFailure"
+import { StorageFailure } from "../../platform/StorageFailure"
 import {
   type ApiRequestRow,
   type ExportRun,

@@ -1,5 +1,5 @@
 import { Data, Effect } from "effect"
-import type { StorageFailure } from "../StorageFailure"
+import type { StorageFailure } from "../../platform/StorageFailure"
 
 export type UsageGroupBy = "model" | "apiKey" | "family" | "byok"
 

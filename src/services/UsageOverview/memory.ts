@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { DateTime } from "luxon"
-import type { StorageFailure } from "../StorageFailure"
+import type { StorageFailure } from "../../platform/StorageFailure"
 import { fixed, scaled } from "../UsageLedger/decimal"
 import { pgLocalMidnight } from "../UsageLedger/localTime"
 import type { MemoryUsageStore } from "../UsageLedger/memoryStore"

@@ -1,6 +1,6 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { orStorageFailure } from "../orStorageFailure"
+import { orStorageFailure } from "../../platform/orStorageFailure"
 import { checkRange, type LocalRange, type UsageOverviewShape, keyKindLabels } from "./contract"
 
 /**

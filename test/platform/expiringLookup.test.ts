@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, TestClock } from "effect"
-import { expiringLookup } from "../../src/services/expiringLookup"
+import { expiringLookup } from "../../src/platform/expiringLookup"
 
 /** A lookup that counts its calls and answers `<key>#<call>`, failing for keys starting with "bad". */
 const counted = () => {

@@ -1,5 +1,5 @@
 import { layer } from "@effect/vitest"
-import { Readiness } from "../../src/services/Readiness"
+import { Readiness } from "../../src/platform/Readiness"
 import { readinessContract } from "../contracts/readiness"
 
 // The contract of test/contracts/readiness.ts on the in-memory backing; test/integration/readiness.pg.test.ts runs it on PostgreSQL.

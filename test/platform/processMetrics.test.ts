@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import type { MetricFamily } from "../../src/domain/prometheusText"
-import { processMetrics } from "../../src/services/processMetrics"
+import { processMetrics } from "../../src/platform/processMetrics"
 
 const lagOf = (read: () => ReadonlyArray<MetricFamily>): Record<string, number> => {
   const family = read().find((f) => f.name === "wsapi_event_loop_lag_seconds")

@@ -1,6 +1,6 @@
 import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it } from "vitest"
-import { databaseFailureReason } from "../../src/services/Database"
+import { databaseFailureReason } from "../../src/platform/Database"
 
 describe("databaseFailureReason", () => {
   it("words a connect timeout the same whether the driver's timer or ours fired first", () => {
