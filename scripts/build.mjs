@@ -100,7 +100,7 @@ export const steps = [
   },
   {
     // The tokenizer's rank tables packed flat (src/domain/rankTable.ts: token bytes end to end, an offset index and
-    // a hash index), which src/services/Tokenizer.ts reads as they are: ~6 MB for both tables where gpt-tokenizer's
+    // a hash index), which src/services/forwarding/Tokenizer.ts reads as they are: ~6 MB for both tables where gpt-tokenizer's
     // own form held ~29 MB of strings in the heap. The packing code is the service's own, bundled and run here.
     name: "tokenizer",
     inputs: ["src/domain/rankTable.ts"],

@@ -66,7 +66,7 @@ interface Variant {
   idlePostgresMb?: number
   after50Mb?: number
   after50PostgresMb?: number
-  /** A minute after the 50 requests: the tokenizer's tables let go (src/services/Tokenizer.ts, tableIdleMs). */
+  /** A minute after the 50 requests: the tokenizer's tables let go (src/services/forwarding/Tokenizer.ts, tableIdleMs). */
   quietMb?: number
   readonly cpuMsPerRequest: Map<string, Array<number>>
 }

@@ -6,7 +6,7 @@
  */
 import { Effect, Layer } from "effect"
 import * as os from "node:os"
-import { RateLimiter } from "../../src/services/RateLimiter"
+import { RateLimiter } from "../../src/services/limits/RateLimiter"
 import { startRedis } from "../../test/support/redis"
 import { ensureBuilt } from "../../test/support/builtService"
 import { spawnService, waitForOk } from "../../test/support/serviceProcess"

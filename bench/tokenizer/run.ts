@@ -1,4 +1,4 @@
-// `npm run bench:tokenizer`: the service's token counting (src/services/Tokenizer.ts: the rank tables packed by the
+// `npm run bench:tokenizer`: the service's token counting (src/services/forwarding/Tokenizer.ts: the rank tables packed by the
 // build, our byte-pair merge) against gpt-tokenizer's own (its tables as Maps of strings), side by side in one
 // process: memory each table costs once loaded (ours: its file, read as one buffer; gpt-tokenizer's: the heap it
 // adds, after a full collection), the time to load it, and the time to count a short prompt (the hot

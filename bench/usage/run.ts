@@ -24,7 +24,7 @@ import pg from "pg"
 import { from as copyFrom } from "pg-copy-streams"
 import { startEmbeddedPostgres } from "../../src/platform/EmbeddedPostgres"
 import { runMigrations } from "../../src/platform/Migrations"
-import { type UsageGroupBy, UsageOverview } from "../../src/services/UsageOverview"
+import { type UsageGroupBy, UsageOverview } from "../../src/services/usage/4-UsageOverview"
 
 const numberFromEnv = (name: string, fallback: number): number => {
   const raw = process.env[name]

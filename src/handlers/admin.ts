@@ -6,15 +6,15 @@ import { type InvalidEventBatch, validateEventBatch } from "../api/schemas/event
 import { AppConfig } from "../config"
 import { failureToProblem, tooLarge } from "../api/requestProblems"
 import { logDatabaseUnavailable } from "../platform/Database"
-import { UsageLedger } from "../services/UsageLedger/index"
-import { ApiKeyNotFound, ApiKeys, type ApiKeyRecord } from "../services/ApiKeys"
-import { WorkspaceNotFound, Workspaces } from "../services/Workspaces"
+import { UsageLedger } from "../services/usage/3-UsageLedger/index"
+import { ApiKeyNotFound, ApiKeys, type ApiKeyRecord } from "../services/identity/ApiKeys"
+import { WorkspaceNotFound, Workspaces } from "../services/workspaces/Workspaces"
 import { StorageFailure } from "../platform/StorageFailure"
-import { type AuditAction, AuditLog } from "../services/AuditLog"
-import { type LastAdmin, type MemberNotFound, Members } from "../services/Members"
-import { type CredentialsKeyMissing, ProviderCredentials } from "../services/ProviderCredentials"
-import type { ProviderKeyRejected, ProviderKeyUncheckable } from "../services/ProviderKeyCheck"
-import { Passwords } from "../services/Passwords"
+import { type AuditAction, AuditLog } from "../services/workspaces/AuditLog"
+import { type LastAdmin, type MemberNotFound, Members } from "../services/people/Members"
+import { type CredentialsKeyMissing, ProviderCredentials } from "../services/providerKeys/ProviderCredentials"
+import type { ProviderKeyRejected, ProviderKeyUncheckable } from "../services/providerKeys/ProviderKeyCheck"
+import { Passwords } from "../services/identity/Passwords"
 import {
   auditView,
   clientAddress,
@@ -25,8 +25,8 @@ import {
   providerKeyWireView,
   workspaceView
 } from "./consoleViews"
-import { ExportService } from "../services/ExportService/index"
-import { RateLimits } from "../services/RateLimits"
+import { ExportService } from "../services/exports/ExportService/index"
+import { RateLimits } from "../services/limits/RateLimits"
 import { admitWorkspaceExport, retryAfterQueueTimeout } from "./exportAdmission"
 import { asExportError } from "./exports"
 

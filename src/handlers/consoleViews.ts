@@ -2,12 +2,12 @@ import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform
 import { Effect, Option } from "effect"
 import { sessionCookie } from "../api/consoleApi"
 import type { AppConfigShape } from "../config"
-import type { ApiKeyRecord } from "../services/ApiKeys"
-import type { AuditPage } from "../services/AuditLog"
-import type { RecentExport } from "../services/ExportService/index"
-import type { Invitation, Member } from "../services/Members"
+import type { ApiKeyRecord } from "../services/identity/ApiKeys"
+import type { AuditPage } from "../services/workspaces/AuditLog"
+import type { RecentExport } from "../services/exports/ExportService/index"
+import type { Invitation, Member } from "../services/people/Members"
 import type { Workspace } from "../domain/workspace"
-import type { ProviderKeyView } from "../services/ProviderCredentials"
+import type { ProviderKeyView } from "../services/providerKeys/ProviderCredentials"
 
 /** Views shared by the admin API and the console API: the same shapes in both. */
 

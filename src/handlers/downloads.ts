@@ -2,7 +2,7 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { WorkspaceApi } from "../api/Api"
 import { ExportError } from "../api/errors/exportError"
-import { type DownloadRefused, ExportDownloads } from "../services/ExportDownloads"
+import { type DownloadRefused, ExportDownloads } from "../services/exports/ExportDownloads"
 
 const refused = ({ reason }: DownloadRefused): ExportError => {
   switch (reason) {

@@ -3,8 +3,8 @@ import { Effect } from "effect"
 import type { Problem } from "../domain/problem"
 import type { Workspace } from "../domain/workspace"
 import { admissionHeaders, exportsStyle, renderRefusal } from "../providers/render"
-import type { ExportQueueTimeout } from "../services/ExportService/exportSlots"
-import type { RateLimits } from "../services/RateLimits"
+import type { ExportQueueTimeout } from "../services/exports/ExportService/exportSlots"
+import type { RateLimits } from "../services/limits/RateLimits"
 
 /** How soon an export that found no slot is told to try again: exports take seconds to minutes. */
 const QUEUE_RETRY_AFTER_SECONDS = 10

@@ -5,7 +5,7 @@ import { ExportError } from "../api/errors/exportError"
 import type { ExportKind } from "../api/exportsApi"
 import type { UsageExportRequest } from "../api/schemas/usageExport"
 import { CurrentPrincipal } from "../api/security"
-import { type ExportFailure, ExportService } from "../services/ExportService/index"
+import { type ExportFailure, ExportService } from "../services/exports/ExportService/index"
 import { retryAfterQueueTimeout } from "./exportAdmission"
 
 /** Export failures in the spec's error format. */

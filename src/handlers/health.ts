@@ -2,7 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { WorkspaceApi } from "../api/Api"
 import { NotReady } from "../api/healthApi"
-import { Dependencies } from "../services/Dependencies"
+import { Dependencies } from "../services/health/Dependencies"
 import { Readiness, type Unready } from "../platform/Readiness"
 
 const notReady = ({ reason }: Unready) => new NotReady({ status: "unavailable", reason })

@@ -3,7 +3,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { ConsoleAuth, ConsoleOrigin } from "../api/consoleApi"
 import { ConsoleError, forbidden, unauthenticated, unavailable } from "../api/errors/consoleError"
 import { AppConfig } from "../config"
-import { Sessions } from "../services/Sessions"
+import { Sessions } from "../services/identity/Sessions"
 
 const safeMethods: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"])
 

@@ -2,8 +2,8 @@ import { expect, type Vitest } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import * as crypto from "node:crypto"
 import { displayPrefix, hashApiKey } from "../../src/domain/apiKey"
-import { ApiKeys } from "../../src/services/ApiKeys"
-import { Workspaces } from "../../src/services/Workspaces"
+import { ApiKeys } from "../../src/services/identity/ApiKeys"
+import { Workspaces } from "../../src/services/workspaces/Workspaces"
 import { uniqueName } from "./workspaces"
 
 /** The behaviour both backings of ApiKeys must show. */

@@ -1,7 +1,7 @@
 import { expect, type Vitest } from "@effect/vitest"
 import { Effect } from "effect"
-import { AuditLog, type AuditPage } from "../../src/services/AuditLog"
-import { Workspaces } from "../../src/services/Workspaces"
+import { AuditLog, type AuditPage } from "../../src/services/workspaces/AuditLog"
+import { Workspaces } from "../../src/services/workspaces/Workspaces"
 import { uniqueName } from "./workspaces"
 
 /** The behaviour both backings of AuditLog must show. */

@@ -1,8 +1,8 @@
 import { expect, type Vitest } from "@effect/vitest"
 import { Duration, Effect, Option } from "effect"
 import * as crypto from "node:crypto"
-import { invitationLifetime, Members } from "../../src/services/Members"
-import { Workspaces } from "../../src/services/Workspaces"
+import { invitationLifetime, Members } from "../../src/services/people/Members"
+import { Workspaces } from "../../src/services/workspaces/Workspaces"
 import { uniqueName } from "./workspaces"
 
 const password = "correct horse battery staple"

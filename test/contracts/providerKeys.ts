@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
-import { type NewProviderKey, ProviderKeys } from "../../src/services/ProviderKeys"
-import { Workspaces } from "../../src/services/Workspaces"
+import { type NewProviderKey, ProviderKeys } from "../../src/services/providerKeys/ProviderKeys"
+import { Workspaces } from "../../src/services/workspaces/Workspaces"
 
 /** The behaviour every backing of ProviderKeys must have: run on `.memory` and on `.layer` (PostgreSQL). */
 export const providerKeysContract = <E>(backing: string, layer: Layer.Layer<ProviderKeys | Workspaces, E>) =>

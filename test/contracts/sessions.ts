@@ -1,9 +1,9 @@
 import { expect, type Vitest } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { hashToken } from "../../src/domain/password"
-import { Members } from "../../src/services/Members"
-import { Sessions } from "../../src/services/Sessions"
-import { Workspaces } from "../../src/services/Workspaces"
+import { Members } from "../../src/services/people/Members"
+import { Sessions } from "../../src/services/identity/Sessions"
+import { Workspaces } from "../../src/services/workspaces/Workspaces"
 import { uniqueEmail } from "./members"
 import { uniqueName } from "./workspaces"
 

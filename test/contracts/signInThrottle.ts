@@ -1,7 +1,7 @@
 import { expect, type Vitest } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import * as crypto from "node:crypto"
-import { signInFailuresAllowed, signInWindow, SignInThrottle } from "../../src/services/SignInThrottle"
+import { signInFailuresAllowed, signInWindow, SignInThrottle } from "../../src/services/identity/SignInThrottle"
 
 const fresh = () => crypto.randomBytes(4).toString("hex")
 const freshAddress = () => `10.${crypto.randomInt(256)}.${crypto.randomInt(256)}.${crypto.randomInt(256)}`

@@ -1,6 +1,6 @@
 /**
  * The usage ledger's contract, written once and run against every backing (UsageLedger.memory in
- * test/services/usageLedger.memory.test.ts, UsageLedger.layer on PostgreSQL in
+ * test/services/usage/usageLedger.memory.test.ts, UsageLedger.layer on PostgreSQL in
  * test/integration/usageLedger.pg.test.ts), so that the in-memory ledger cannot drift from the real one.
  *
  * The export data set is the one of test/integration/exportQueries.test.ts, stored through the ledger
@@ -16,9 +16,9 @@ import { UsageEvent } from "../../src/domain/usageEvent"
 import { encodeHeader } from "../../src/domain/csv"
 import { EXPORT_KINDS, type ExportKind, exportLayouts } from "../../src/domain/exportLayouts"
 import type { ExportQueryInput } from "../../src/domain/exportQueries"
-import { encodeValueRows } from "../../src/services/ExportService/valueRows"
-import { type ApiRequestRow, UsageLedger } from "../../src/services/UsageLedger/index"
-import { UsageOverview } from "../../src/services/UsageOverview/index"
+import { encodeValueRows } from "../../src/services/exports/ExportService/valueRows"
+import { type ApiRequestRow, UsageLedger } from "../../src/services/usage/3-UsageLedger/index"
+import { UsageOverview } from "../../src/services/usage/4-UsageOverview/index"
 import { message, workflowRun } from "../support/usage"
 import { requestRecord } from "../support/requestRecord"
 

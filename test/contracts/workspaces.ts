@@ -1,7 +1,7 @@
 import { expect, type Vitest } from "@effect/vitest"
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
-import { type WorkspacePage, Workspaces } from "../../src/services/Workspaces"
+import { type WorkspacePage, Workspaces } from "../../src/services/workspaces/Workspaces"
 
 /** A name no other test of the suite uses, so the cases can share one store. */
 export const uniqueName = (prefix: string) => `${prefix} ${crypto.randomBytes(4).toString("hex")}`

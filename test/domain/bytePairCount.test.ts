@@ -29,7 +29,7 @@ const corpus = (): ReadonlyArray<string> => {
     texts.push(Array.from({ length: 100 + Math.floor(random() * 300) }, () => String.fromCharCode(33 + Math.floor(random() * 94))).join(""))
   }
   texts.push(
-    fs.readFileSync(path.join(root, "src/services/Forwarder.ts"), "utf8"),
+    fs.readFileSync(path.join(root, "src/services/forwarding/Forwarder.ts"), "utf8"),
     fs.readFileSync(path.join(root, "README.md"), "utf8"),
     "a".repeat(3000),
     "ab".repeat(2000),

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Logger, LogLevel, Schedule } from "effect"
 import { Redis } from "ioredis"
-import { CredentialThrottle } from "../../src/services/CredentialThrottle/index"
+import { CredentialThrottle } from "../../src/services/identity/CredentialThrottle/index"
 import { type RedisServer, startRedis } from "../support/redis"
 
 const limits = { limit: 5, networkLimit: 50, globalLimit: 500, windowSeconds: 60 }

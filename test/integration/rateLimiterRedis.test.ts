@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Redis } from "ioredis"
-import { RateLimiter } from "../../src/services/RateLimiter"
+import { RateLimiter } from "../../src/services/limits/RateLimiter"
 import { type RedisServer, startRedis } from "../support/redis"
 
 describe("RateLimiter (Redis)", () => {

@@ -1,6 +1,6 @@
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import { UsageLedger } from "../../src/services/UsageLedger/index"
+import { UsageLedger } from "../../src/services/usage/3-UsageLedger/index"
 import { gatedLedger, LedgerGate } from "../support/gatedLedger"
 import { type MemoryApp, startMemoryApp } from "../support/memoryApp"
 import { call, createKey, createWorkspace } from "../support/testApp"

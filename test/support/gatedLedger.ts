@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import { UsageLedger } from "../../src/services/UsageLedger/index"
+import { UsageLedger } from "../../src/services/usage/3-UsageLedger/index"
 
 export interface ExportReads {
   /** Export reads open now (between the count and the end of the export). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit } from "effect"
 import { Readiness } from "../../src/platform/Readiness"
-import { Workspaces } from "../../src/services/Workspaces"
+import { Workspaces } from "../../src/services/workspaces/Workspaces"
 import { makeTestLayer } from "./makeTestLayer"
 
 describe("makeTestLayer", () => {

@@ -1,4 +1,4 @@
-import type { ApiRequestRecord } from "../../src/services/UsageRecorder"
+import type { ApiRequestRecord } from "../../src/services/usage/1-UsageRecorder"
 
 /**
  * One forwarded request's record as the Forwarder makes it (chat completion, provider_a eu, completed), with

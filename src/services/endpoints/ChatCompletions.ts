@@ -1,0 +1,175 @@
+import { Context, Effect, Either, Layer } from "effect"
+import type { ChatCompletionRequest } from "../../providers/providerA/chatCompletionsWire"
+import { exceededOutputLimit, findModel, isKnownModel, isReasoningModel, type ModelInfo } from "../../domain/models"
+import { usageCeiling } from "../../domain/usageBounds"
+import { defaultOutputReservation } from "../../domain/rateLimits"
+import { chatCompletionsProtocol } from "../../providers/providerA/protocol"
+import { AppConfig } from "../../config"
+import { modelsListPath } from "../../providers/modelsList"
+import { ModelNotFound, OutputLimitExceeded, PromptTooLong, type Refusal } from "../../domain/refusals"
+import { cannotFit, tooManyMessages } from "../../domain/requestBounds"
+import type { SseEvent } from "../../domain/sse"
+import type { Principal } from "../../domain/principal"
+import { providerA } from "../../providers/providerA/dialect"
+import { type Forwarded, Forwarder } from "../forwarding/Forwarder"
+import { chatCompletions } from "../../providers/providerA/endpoints"
+import { countTextParts } from "../forwarding/tokenCounting"
+import { Tokenizer } from "../forwarding/Tokenizer"
+import { Upstreams } from "../forwarding/Upstreams"
+
+/**
+ * Fields the spec lists as unsupported. They never fail a request and are never forwarded as
+ * given: n, service_tier and parallel_tool_calls are dropped (one choice, the upstream's defaults);
+ * stream_options is replaced by the service's own `{ include_usage: true }` on streams, so usage is
+ * always known, and the usage chunk reaches the client only when it asked for it.
+ */
+const unsupported = ["n", "service_tier", "parallel_tool_calls", "stream_options"] as const
+
+export const upstreamChatBody = (request: ChatCompletionRequest): Record<string, unknown> => {
+  const body: Record<string, unknown> = { ...request }
+  for (const field of unsupported) delete body[field]
+  if (request.stream === true) body.stream_options = { include_usage: true }
+  // The spec accepts max_tokens for every model, but the provider refuses it for reasoning models
+  // and asks for max_completion_tokens (which wins when both are given, as it does here).
+  if (request.max_tokens !== undefined && isReasoningModel(request.model)) {
+    delete body.max_tokens
+    body.max_completion_tokens = request.max_completion_tokens ?? request.max_tokens
+  }
+  return body
+}
+
+/** Whether the client asked for the usage chunk itself (stream_options.include_usage). */
+const clientWantsUsage = (request: ChatCompletionRequest): boolean => {
+  const options: unknown = request.stream_options
+  return typeof options === "object" && options !== null && (options as { include_usage?: unknown }).include_usage === true
+}
+
+/**
+ * For clients that did not ask for usage: the chunks look as they would without include_usage —
+ * the final usage-only chunk is dropped and the `"usage":null` of the others removed.
+ */
+export const withoutUsage = (event: SseEvent): SseEvent | undefined => {
+  // The common case first, checked at the end of the text only: a content chunk whose last member is the null usage.
+  if (event.data.endsWith(`,${nullUsage}}`)) return { ...event, data: `${event.data.slice(0, -nullUsage.length - 2)}}` }
+  if (event.data === "[DONE]" || !event.data.includes('"usage"')) return event
+  if (event.data.includes('"choices":[]')) return undefined
+  return { ...event, data: withoutNullUsage(event.data) }
+}
+
+const nullUsage = '"usage":null'
+
+/** Removes the `"usage":null` member of a chunk's JSON text (string search: this runs for every chunk). */
+export const withoutNullUsage = (data: string): string => {
+  const after = data.indexOf(`,${nullUsage}`)
+  if (after !== -1) {
+    const next = data[after + nullUsage.length + 1]
+    if (next === "," || next === "}") return data.slice(0, after) + data.slice(after + nullUsage.length + 1)
+  }
+  const before = data.indexOf(`${nullUsage},`)
+  return before === -1 ? data : data.slice(0, before) + data.slice(before + nullUsage.length + 1)
+}
+
+/** About four characters a token: what a stream cut before its usage chunk is billed for its prompt. */
+export const estimateTokens = (value: unknown): number => Math.ceil(JSON.stringify(value ?? "").length / 4)
+
+/**
+ * The text the model reads, in parts: the conversation (contents, names, tool calls and their arguments, one
+ * message a part) and the JSON of the tool and legacy function definitions, which the provider bills as prompt too.
+ */
+export const promptParts = (request: Pick<ChatCompletionRequest, "messages" | "tools" | "functions">): ReadonlyArray<string> => [
+  ...request.messages.map((message) => JSON.stringify(message)),
+  ...(request.tools !== undefined && request.tools.length > 0 ? [JSON.stringify(request.tools)] : []),
+  ...(request.functions !== undefined && request.functions.length > 0 ? [JSON.stringify(request.functions)] : [])
+]
+
+/** The prompt's parts as one text, a line break between them: what is counted. */
+export const promptText = (request: Pick<ChatCompletionRequest, "messages" | "tools" | "functions">): string => promptParts(request).join("\n")
+
+/**
+ * Tokens a part's JSON form may cost beyond the model's own framing of a message (`{"role":"user","content":…}`
+ * against its three tokens a message): a prompt is refused for its count only when it is over the context by
+ * more than this much a part, so that the JSON form never refuses what the provider would take.
+ */
+export const jsonTokensPerPart = 16
+
+/** Output the request may produce: what it asks for, else the documented default reservation. */
+const outputReservation = (request: ChatCompletionRequest): number =>
+  request.max_completion_tokens ?? request.max_tokens ?? defaultOutputReservation.chat_completions
+
+export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompletions, {
+  readonly create: (
+    principal: Principal,
+    region: string,
+    request: ChatCompletionRequest,
+    requestId: string | undefined
+  ) => Effect.Effect<Forwarded, Refusal>
+}>() {
+  static readonly layer = Layer.effect(
+    ChatCompletions,
+    Effect.gen(function*() {
+      const forwarder = yield* Forwarder
+      const upstreams = yield* Upstreams
+      const tokenizer = yield* Tokenizer
+      const { basePath } = yield* AppConfig
+      /**
+       * Prompt tokens with the model family's real encoding (models outside the catalog are estimated), or the
+       * refusal of a prompt that cannot fit the model's context: on its length alone before any counting, else
+       * on its count, which stops once it is past the context.
+       */
+      const countPrompt = (request: ChatCompletionRequest, model: ModelInfo | undefined): Effect.Effect<number, PromptTooLong> => {
+        const encoding = model?.tokenizer ?? "estimate"
+        if (encoding === "estimate") return Effect.succeed(estimateTokens(promptText(request)))
+        const parts = promptParts(request)
+        const contextLength = model?.contextLength ?? Number.POSITIVE_INFINITY
+        const chars = parts.reduce((sum, part) => sum + part.length, 0)
+        if (cannotFit(chars, contextLength)) {
+          return Effect.fail(new PromptTooLong({ field: "messages", found: "length", amount: chars, contextLength }))
+        }
+        const allowance = jsonTokensPerPart * parts.length
+        return Effect.flatMap(countTextParts(tokenizer, encoding, parts, contextLength + allowance), (tokens) =>
+          tokens - allowance > contextLength
+            ? Effect.fail(new PromptTooLong({ field: "messages", found: "tokens", amount: tokens - allowance, contextLength }))
+            : Effect.succeed(tokens))
+      }
+      return {
+      create: (principal, region, request, requestId) => {
+        const target = upstreams.resolve(providerA, region)
+        if (Either.isLeft(target)) return Effect.fail(target.left)
+        if (!isKnownModel("provider_a", "chat_completions", request.model, principal.workspace.settings.byokModels)) {
+          return Effect.fail(new ModelNotFound({ model: request.model, modelsPath: modelsListPath(basePath, providerA, region) }))
+        }
+        // A 400 naming the field, as the provider answers; as a reservation it would be a misleading 429.
+        const over = exceededOutputLimit("provider_a", "chat_completions", request.model, {
+          max_completion_tokens: request.max_completion_tokens,
+          max_tokens: request.max_tokens
+        })
+        if (over !== undefined) return Effect.fail(new OutputLimitExceeded({ ...over, model: request.model }))
+        // Also checked by the forwarding lane on the raw body, before decoding: same answer either way.
+        const crowded = tooManyMessages("provider_a", "chat_completions", request)
+        if (crowded !== undefined) return Effect.fail(crowded)
+        const stream = request.stream === true
+        const model = findModel("provider_a", "chat_completions", request.model)
+        return Effect.flatMap(countPrompt(request, model), (promptTokens) => forwarder.forward({
+          principal,
+          family: chatCompletions.family,
+          reservedTokens: promptTokens + outputReservation(request),
+          protocol: chatCompletionsProtocol,
+          provider: providerA,
+          endpoint: chatCompletions.record,
+          region,
+          target: target.right,
+          model: request.model,
+          path: chatCompletions.path,
+          body: upstreamChatBody(request),
+          stream,
+          estimatedInputTokens: promptTokens,
+          // max_completion_tokens bounds the reasoning tokens too, which the usage counts as output.
+          usageCeiling: usageCeiling(model, request.max_completion_tokens ?? request.max_tokens),
+          ...(stream && !clientWantsUsage(request) ? { relayEvent: withoutUsage } : {}),
+          requestId
+        }))
+      }
+      }
+    })
+  )
+}

@@ -1,0 +1,106 @@
+import { Context, Effect, Either, Layer } from "effect"
+import type { MessagesRequest } from "../../providers/providerB/messagesWire"
+import { AppConfig } from "../../config"
+import { exceededOutputLimit, findModel } from "../../domain/models"
+import { jsonLength } from "../../domain/jsonLength"
+import { isRecord } from "../../providers/protocol"
+import { messagesProtocol } from "../../providers/providerB/protocol"
+import { OutputLimitExceeded, PromptTooLong, type Refusal } from "../../domain/refusals"
+import { cannotFit, tooManyMessages } from "../../domain/requestBounds"
+import { usageCeiling } from "../../domain/usageBounds"
+import type { Principal } from "../../domain/principal"
+import { providerB } from "../../providers/providerB/dialect"
+import { checkedMessagesCall } from "./messagesCall"
+import { type Forwarded, Forwarder } from "../forwarding/Forwarder"
+import { messages } from "../../providers/providerB/endpoints"
+import { Upstreams } from "../forwarding/Upstreams"
+
+/** What the provider bills for one image of about a megapixel; base64 data says little about it. */
+export const tokensPerMediaBlock = 1_600
+
+/**
+ * What the model reads of a request, measured: the characters of its system prompt, messages and tools as JSON
+ * (counted, not written out: a body of megabytes is not copied again), with each base64 image or document
+ * counted as one media block rather than by the length of its data.
+ */
+const inputOf = (request: MessagesRequest): { readonly chars: number; readonly mediaBlocks: number } => {
+  let mediaBlocks = 0
+  const chars = jsonLength([request.system ?? "", request.messages, request.tools ?? []], (value) => {
+    if (isRecord(value) && value.type === "base64" && typeof value.data === "string") {
+      mediaBlocks += 1
+      return { ...value, data: "" }
+    }
+    return value
+  })
+  return { chars, mediaBlocks }
+}
+
+/**
+ * Input tokens of a request, estimated (no tokenizer of this model family is published): about four characters
+ * a token for the system prompt, messages and tools, and tokensPerMediaBlock for each image or document.
+ */
+export const estimateInputTokens = (request: MessagesRequest): number => estimateOf(inputOf(request))
+
+const estimateOf = ({ chars, mediaBlocks }: { readonly chars: number; readonly mediaBlocks: number }): number =>
+  Math.ceil(chars / 4) + mediaBlocks * tokensPerMediaBlock
+
+export class Messages extends Context.Tag("Messages")<Messages, {
+  /**
+   * `beta` is the caller's beta header: passed upstream (it turns on the features whose fields
+   * the body may carry), unlike the caller's version header, which the service sets itself.
+   */
+  readonly create: (
+    principal: Principal,
+    region: string,
+    request: MessagesRequest,
+    requestId: string | undefined,
+    beta?: string | undefined
+  ) => Effect.Effect<Forwarded, Refusal>
+}>() {
+  static readonly layer = Layer.effect(
+    Messages,
+    Effect.gen(function*() {
+      const forwarder = yield* Forwarder
+      const { basePath, upstreamMessagesVersion } = yield* AppConfig
+      const context = { upstreams: yield* Upstreams, basePath, versionHeader: { "anthropic-version": upstreamMessagesVersion } }
+      return {
+        create: (principal, region, request, requestId, beta) => {
+          const call = checkedMessagesCall(context, principal, region, request.model, beta)
+          if (Either.isLeft(call)) return Effect.fail(call.left)
+          // Refused here, not by the rate limits: a reservation beyond what the model can write would be a 429.
+          const over = exceededOutputLimit("provider_b", "messages", request.model, { max_tokens: request.max_tokens })
+          if (over !== undefined) return Effect.fail(new OutputLimitExceeded({ ...over, model: request.model }))
+          // Also checked by the forwarding lane on the raw body, before decoding: same answer either way.
+          const crowded = tooManyMessages("provider_b", "messages", request)
+          if (crowded !== undefined) return Effect.fail(crowded)
+          const input = inputOf(request)
+          // Text too long for any count to fit the model's context: refused on its length (the estimate is no bound).
+          const model = findModel("provider_b", "messages", request.model)
+          const contextLength = model?.contextLength
+          if (contextLength !== undefined && cannotFit(input.chars, contextLength)) {
+            return Effect.fail(new PromptTooLong({ field: "messages", found: "length", amount: input.chars, contextLength }))
+          }
+          const inputTokens = estimateOf(input)
+          return forwarder.forward({
+            principal,
+            family: messages.family,
+            reservedTokens: inputTokens + request.max_tokens,
+            protocol: messagesProtocol,
+            provider: providerB,
+            endpoint: messages.record,
+            region,
+            target: call.right.target,
+            model: request.model,
+            path: messages.path,
+            body: request,
+            stream: request.stream === true,
+            upstreamHeaders: call.right.upstreamHeaders,
+            estimatedInputTokens: inputTokens,
+            usageCeiling: usageCeiling(model, request.max_tokens),
+            requestId
+          })
+        }
+      }
+    })
+  )
+}

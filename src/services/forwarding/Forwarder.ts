@@ -1,0 +1,515 @@
+import { Effect, Context, Exit, FiberRef, Layer, Option, Redacted, type Tracer } from "effect"
+import * as crypto from "node:crypto"
+import { AppConfig } from "../../config"
+import { findModel } from "../../domain/models"
+import { answerableStatus, type Problem } from "../../domain/problem"
+import {
+  type Admitted,
+  type Refusal,
+  ServiceStopping,
+  UpstreamCredentialsRefused,
+  UpstreamFailed,
+  UpstreamRefused,
+  type UpstreamRefusal,
+  UpstreamUnavailable,
+  WorkspaceKeyRefused,
+  WorkspaceKeyUnusable
+} from "../../domain/refusals"
+import type { Provider } from "../../providers/provider"
+import { admissionHeaders, problemOf } from "../../providers/render"
+import { boundedCost, boundUsage, settledTokens, type UsageCeiling } from "../../domain/usageBounds"
+import { billedOutputTokens, emptyTally, parseJson, type Protocol } from "../../providers/protocol"
+import { boundedRetryHints, makeRedactor, redactBoth, relayedProblem } from "../../providers/untrusted"
+import { boundedSseDecoder, encodeSseEvent, type SseEvent } from "../../domain/sse"
+import type { LimitFamily } from "../../domain/workspaceSettings"
+import type { Principal } from "../../domain/principal"
+import { releaseLargeBodySlot } from "./LargeBodies"
+import { Metrics } from "../../platform/Metrics"
+import { spansWhen } from "../../platform/traceSpans"
+import { formatTraceparent } from "../../domain/traceContext"
+import { Prices } from "../usage/Prices"
+import { ProviderCredentials } from "../providerKeys/ProviderCredentials"
+import { type Admission, RateLimits } from "../limits/RateLimits"
+import { classify, discard, unreadable, UpstreamClient, UpstreamFailure, type UpstreamResponse } from "./UpstreamClient"
+import { type ApiRequestRecord, UsageRecorder } from "../usage/1-UsageRecorder"
+import type { UpstreamTarget } from "./Upstreams"
+
+/** Where a relayed stream goes: the client's connection, after the status and headers. */
+export interface StreamSink {
+  /** Sends text; false when the client's buffer is full and reading should wait for `onDrain`. */
+  readonly write: (text: string) => boolean
+  readonly onDrain: (resume: () => void) => void
+  /** The clean end of the stream. */
+  readonly end: () => void
+  /**
+   * After the first byte a failure cannot change the status: the protocol's in-band error is sent,
+   * then the connection is cut (a clean end would look like success); `afterCut` runs once it is.
+   */
+  readonly cut: (inBandError: string, afterCut: () => void) => void
+  /** Calls `stop` if the service's shutdown grace ends while the stream is still open. */
+  readonly onGraceEnd: (stop: () => void) => void
+}
+
+export type Forwarded =
+  | { readonly _tag: "Json"; readonly body: Uint8Array; readonly headers: Readonly<Record<string, string>> }
+  | {
+    readonly _tag: "Stream"
+    readonly headers: Readonly<Record<string, string>>
+    /** Relays the upstream's events into the sink as they arrive; done when the stream ended or was cut. */
+    readonly relay: (sink: StreamSink) => Effect.Effect<void>
+  }
+
+export interface ForwardInput {
+  readonly principal: Principal
+  /** The rate-limit family the request counts in. */
+  readonly family: LimitFamily
+  /** Tokens reserved against the limits before forwarding: estimated input plus the most output allowed. */
+  readonly reservedTokens: number
+  readonly protocol: Protocol
+  readonly provider: Provider
+  /** Its name in the usage ledger; undefined for what is not a completion (a token count): no row, no tokens settled. */
+  readonly endpoint: ApiRequestRecord["endpoint"] | undefined
+  readonly region: string
+  /** Where the region is served (Upstreams.resolve, which refuses the regions a provider does not serve). */
+  readonly target: UpstreamTarget
+  readonly model: string
+  /** Appended to the upstream's API root. */
+  readonly path: string
+  /** The validated request as it goes upstream. */
+  readonly body: unknown
+  readonly stream: boolean
+  /** Protocol headers for the upstream (never the caller's). */
+  readonly upstreamHeaders?: Readonly<Record<string, string>>
+  /** Input tokens to bill if the upstream never reports them (a stream cut short). */
+  readonly estimatedInputTokens: number
+  /** The most the request could consume (its model's context, its maximum output): reported usage is bounded by it. */
+  readonly usageCeiling: UsageCeiling
+  /** What the client sees of each upstream event; undefined drops it. Default: the event unchanged. */
+  readonly relayEvent?: (event: SseEvent) => SseEvent | undefined
+  readonly requestId: string | undefined
+}
+
+/** A request on its way: what the endpoint asked for, and the workspace's own provider key when it has one. */
+interface Exchange extends ForwardInput {
+  readonly ownKey: Redacted.Redacted<string> | undefined
+  /** When the request was sent upstream (performance.now()); undefined when it never was. */
+  readonly sentAt?: number
+  /** The upstream exchange's span, ended when the request is recorded (traces exported only). */
+  readonly span?: Tracer.Span | undefined
+}
+
+/** Answers longer than this are read for usage without being parsed whole, where the protocol can. */
+const largeAnswerChars = 16 * 1024
+
+/** Largest upstream error body read: its message is all that is used of it. */
+const maxErrorBodyBytes = 64 * 1024
+
+/**
+ * Headers of the upstream's answer that clients act on: its retry hints, bounded (0–600 s). Its
+ * rate-limit headers are not passed: they describe the service's own upstream account, shared by
+ * every workspace; the client gets its workspace's limits instead. Node gives header names in lower case.
+ */
+const pickHeaders = (headers: UpstreamResponse["headers"]): Record<string, string> => {
+  const after = headers["retry-after"]
+  const afterMs = headers["retry-after-ms"]
+  if (after === undefined && afterMs === undefined) return {}
+  return boundedRetryHints(typeof after === "string" ? after : undefined, typeof afterMs === "string" ? afterMs : undefined, Date.now())
+}
+
+/** When the answer budget is spent: a second is plenty for the answers being read to finish. */
+const busyRetryHints: Record<string, string> = { "retry-after": "1", "retry-after-ms": "1000" }
+
+/**
+ * Why a successful answer cannot be what was asked for, if it cannot: a stream asked for and something
+ * else given (a JSON answer from a server that ignores `stream`, a proxy's HTML page), or the reverse, or a
+ * body encoded although the service asks for none (it sends no accept-encoding, so cannot expect to decode one).
+ */
+const unusableAnswer = (stream: boolean, headers: UpstreamResponse["headers"]): string | undefined => {
+  const contentType = String(headers["content-type"] ?? "")
+  if (stream !== contentType.includes("text/event-stream")) return `content-type ${contentType}`
+  const encoding = String(headers["content-encoding"] ?? "").trim().toLowerCase()
+  return encoding === "" || encoding === "identity" ? undefined : `content-encoding ${encoding}`
+}
+
+const unavailable = (failure: UpstreamFailure, admitted: Admitted): UpstreamUnavailable =>
+  new UpstreamUnavailable({ reason: failure.kind === "overloaded" ? "busy" : failure.kind, ...admitted })
+
+const stopping = new ServiceStopping()
+
+/** A failure inside a stream, after the admission's headers were sent. */
+const inStream: Admitted = { readings: undefined, hints: {} }
+
+/**
+ * Upstream refusals of the caller's request (4xx) pass through with their status and message (read
+ * by the protocol, then redacted). A refusal of the service's own credentials, and every upstream
+ * 5xx but the protocol's own (passedServerStatuses), is this service's failure.
+ */
+const upstreamRefusal = (
+  exchange: Exchange,
+  status: number,
+  body: string,
+  admitted: Admitted,
+  relayed: (problem: Problem) => Problem
+): UpstreamRefusal => {
+  const protocol = exchange.protocol
+  if (status === 401 || status === 403) {
+    // With the workspace's own key the refusal is the workspace's to fix; with the service's, the service's.
+    return exchange.ownKey === undefined
+      ? new UpstreamCredentialsRefused(admitted)
+      : new WorkspaceKeyRefused({ provider: exchange.provider.id, status, ...admitted })
+  }
+  if ((status >= 400 && status < 500) || protocol.passedServerStatuses?.includes(status) === true) {
+    return new UpstreamRefused({ answer: relayed(protocol.upstreamProblem(answerableStatus(status), body)), ...admitted })
+  }
+  return new UpstreamFailed({ status, ...admitted })
+}
+
+/**
+ * Sends a validated request upstream and relays the answer: JSON whole, streams event by event as
+ * they arrive. Every forwarded request is recorded with its usage and cost — failed and cancelled
+ * ones too — through the UsageRecorder, off the request path.
+ */
+export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
+  readonly forward: (input: ForwardInput) => Effect.Effect<Forwarded, Refusal>
+}>() {
+  static readonly layer = Layer.effect(
+    Forwarder,
+    Effect.gen(function*() {
+      const client = yield* UpstreamClient
+      const recorder = yield* UsageRecorder
+      const prices = yield* Prices
+      const rateLimits = yield* RateLimits
+      const metrics = yield* Metrics
+      const config = yield* AppConfig
+      const { upstreamLimits, upstreams: configured } = config
+      const span = spansWhen(config)
+      const tracing = Option.isSome(config.tracing)
+      const clock = yield* Effect.clock
+      // Every configured upstream's key and host: none may reach a client through an upstream's words.
+      const settings = Object.values(configured).flatMap((setting) => Option.toArray(setting))
+      const redactService = makeRedactor(
+        settings.map((setting) => Redacted.value(setting.key)),
+        settings.flatMap((setting) => {
+          const url = new URL(setting.url)
+          return [url.host, url.hostname]
+        })
+      )
+      /** What of the upstream's problem a client may see: the workspace's own key must not come back either. */
+      const relayedFor = ({ ownKey }: Exchange) => {
+        const redact = ownKey === undefined ? redactService : redactBoth(redactService, makeRedactor([Redacted.value(ownKey)]))
+        return (problem: Problem): Problem => relayedProblem(problem, redact)
+      }
+      const credentials = yield* ProviderCredentials
+
+      /** A request sent with the workspace's own key marks the key used (in the background). */
+      const markUsed = (input: Exchange) =>
+        input.ownKey === undefined
+          ? Effect.void
+          : Effect.asVoid(Effect.forkDaemon(Effect.ignore(credentials.markUsed(input.principal.workspace.id, input.provider.id))))
+
+      const recorded = new WeakSet<Admission>()
+      const record = (
+        input: Exchange,
+        admission: Admission,
+        started: number,
+        result: { status: number; outcome: ApiRequestRecord["outcome"]; inputTokens: number; outputTokens: number }
+      ) => {
+        // One record per admitted request, whichever of its endings (answer, failure, interruption) comes first.
+        if (recorded.has(admission)) return Effect.void
+        recorded.add(admission)
+        const ended = performance.now()
+        if (input.span !== undefined) {
+          input.span.attribute("http.response.status_code", result.status)
+          input.span.attribute("wsapi.outcome", result.outcome)
+          input.span.end(clock.unsafeCurrentTimeNanos(), result.outcome === "completed" ? Exit.void : Exit.fail(`${result.outcome} (${result.status})`))
+        }
+        if (input.sentAt !== undefined) metrics.upstreamDuration(input.provider.id, input.region, (ended - input.sentAt) / 1000)
+        if (input.endpoint === undefined) return Effect.zipRight(admission.settle(0), markUsed(input))
+        // Upstream figures are untrusted: bounded by what the request could consume (and the ledger's ranges)
+        // before they are settled, counted and recorded.
+        const tokens = boundUsage(result, input.usageCeiling)
+        const cost = boundedCost(prices.cost(input.model, tokens.value))
+        const clamped = [...tokens.clamped, ...cost.clamped]
+        const model = input.family === "usage_export" ? undefined : findModel(input.provider.id, input.family, input.model)
+        metrics.usage({
+          family: input.family,
+          provider: input.provider.id,
+          workspaceId: input.principal.workspace.id,
+          ...tokens.value,
+          costUsd: cost.value
+        })
+        const settle = admission.settle(
+          settledTokens(tokens.value.inputTokens + tokens.value.outputTokens, input.reservedTokens, model?.contextLength)
+        )
+        return Effect.zipRight(
+          clamped.length === 0 ? settle : Effect.zipRight(
+            Effect.logWarning("upstream usage out of range: recorded as the bound").pipe(
+              Effect.annotateLogs({ model: input.model, requestId: input.requestId ?? null, clamped })
+            ),
+            settle
+          ),
+          recorder.record({
+            recordId: crypto.randomUUID(),
+            workspaceId: input.principal.workspace.id,
+            keyId: input.principal.keyId,
+            endpoint: input.endpoint,
+            provider: input.provider.id,
+            region: input.region,
+            model: input.model,
+            status: result.status,
+            outcome: result.outcome,
+            stream: input.stream,
+            ...tokens.value,
+            costUsd: cost.value,
+            clamped: clamped.length > 0,
+            latencyMs: ended - started,
+            requestId: input.requestId,
+            createdAt: new Date(),
+            byok: input.ownKey !== undefined
+          }).pipe(span("usage.record"), Effect.zipRight(markUsed(input)))
+        )
+      }
+
+      /** An admitted request that failed: recorded with the status its client gets (the provider renders it). */
+      const refuse = (input: Exchange, admission: Admission, started: number, refusal: UpstreamRefusal) =>
+        Effect.zipRight(
+          record(input, admission, started, {
+            status: problemOf(input.provider, refusal).status,
+            outcome: "failed",
+            inputTokens: 0,
+            outputTokens: 0
+          }),
+          Effect.fail(refusal)
+        )
+
+      const admitted = (admission: Admission, hints: Readonly<Record<string, string>> = {}): Admitted => ({
+        readings: admission.readings,
+        hints
+      })
+
+      const simulatedHeader = (target: UpstreamTarget): Record<string, string> =>
+        target.simulated ? { "x-workspace-api-simulated": "true" } : {}
+
+      const relayJson = (
+        input: Exchange,
+        admission: Admission,
+        started: number,
+        response: UpstreamResponse,
+        headers: Record<string, string>
+      ) =>
+        client.readAnswer(response.body).pipe(
+          Effect.flatMap((bytes) => {
+            const text = bytes.toString("utf8")
+            const usage = (text.length > largeAnswerChars ? input.protocol.usageOfLargeAnswer?.(text) : undefined) ??
+              input.protocol.usageOfBody(parseJson(text))
+            return usage === undefined
+              ? Effect.fail(new UpstreamFailure({ kind: "malformed", detail: "answer is not valid JSON of the protocol" }))
+              : Effect.as(
+                record(input, admission, started, { status: 200, outcome: "completed", ...usage }),
+                { _tag: "Json" as const, body: bytes, headers }
+              )
+          }),
+          Effect.catchTag("UpstreamFailure", (failure) =>
+            refuse(input, admission, started, unavailable(failure, admitted(admission, failure.kind === "overloaded" ? busyRetryHints : {}))))
+        )
+
+      const relayStream = (
+        input: Exchange,
+        admission: Admission,
+        started: number,
+        response: UpstreamResponse,
+        headers: Record<string, string>
+      ): Forwarded => {
+        const tally = emptyTally(input.estimatedInputTokens)
+        const relayEvent = input.relayEvent ?? ((event: SseEvent) => event)
+        // Node events rather than an Effect Stream: this runs for every chunk of every stream.
+        const pump = (sink: StreamSink) =>
+          Effect.async<ApiRequestRecord["outcome"]>((resume) => {
+            const body = response.body
+            const decoder = boundedSseDecoder(upstreamLimits.maxSseEventBytes)
+            let done = false
+            const finish = (outcome: ApiRequestRecord["outcome"]) => {
+              done = true
+              resume(Effect.succeed(outcome))
+            }
+            /** Events read before the failure (`unsent`) still reach the client, ahead of the error. */
+            const fail = (failure: UpstreamFailure, unsent: string) => {
+              done = true
+              discard(body)
+              const problem = tally.upstreamError === undefined
+                ? problemOf(input.provider, unavailable(failure, inStream))
+                : relayedFor(input)(tally.upstreamError)
+              sink.cut(unsent + input.protocol.streamError(problem), () =>
+                resume(Effect.succeed("failed" as const)))
+            }
+            // The service stops: the client is told so in the stream's own words before the connection
+            // closes, and the stream is recorded as cancelled (billed for what was generated).
+            sink.onGraceEnd(() => {
+              if (done) return
+              done = true
+              discard(body)
+              sink.cut(input.protocol.streamError(problemOf(input.provider, stopping)), () => resume(Effect.succeed("cancelled" as const)))
+            })
+            // Cut before the relay began (after the headers were read): nothing more will come.
+            const failed = unreadable(body)
+            if (failed !== undefined) {
+              fail(failed, "")
+              return Effect.void
+            }
+            body.on("data", (chunk: Buffer) => {
+              if (done) return
+              let text = ""
+              const events = decoder.feed(chunk)
+              if (events === undefined) {
+                return fail(new UpstreamFailure({ kind: "malformed", detail: `stream event over ${upstreamLimits.maxSseEventBytes} bytes` }), "")
+              }
+              for (const event of events) {
+                if (!input.protocol.observe(event, tally)) {
+                  return fail(new UpstreamFailure({ kind: "malformed", detail: "stream event not valid for the protocol" }), text)
+                }
+                const relayed = relayEvent(event)
+                if (relayed !== undefined) text += encodeSseEvent(relayed)
+              }
+              // One write per upstream chunk, however many events it held.
+              if (text !== "" && !sink.write(text)) {
+                body.pause()
+                sink.onDrain(() => body.resume())
+              }
+            })
+            body.once("end", () => {
+              if (done) return
+              // A clean close before the protocol's terminal event is a cut-off answer, not a complete one.
+              if (!tally.terminated) {
+                return fail(new UpstreamFailure({ kind: "malformed", detail: "stream ended before its terminal event" }), "")
+              }
+              sink.end()
+              finish("completed")
+            })
+            body.on("error", (cause) => {
+              if (!done) fail(classify(cause), "")
+            })
+            // The client went away: the upstream exchange ends too.
+            return Effect.sync(() => discard(body))
+          })
+        const relay = (sink: StreamSink) =>
+          pump(sink).pipe(
+            Effect.onExit((exit) =>
+              record(input, admission, started, {
+                status: 200,
+                outcome: Exit.isSuccess(exit) ? exit.value : "cancelled",
+                inputTokens: tally.inputTokens,
+                outputTokens: billedOutputTokens(tally)
+              })
+            ),
+            Effect.asVoid
+          )
+        return { _tag: "Stream", headers, relay }
+      }
+
+      return {
+        forward: (request) => {
+          // Set once the request is admitted: from then on, an interruption is recorded (made per call).
+          let admittedAt: { readonly admission: Admission; readonly started: number; readonly input: Exchange } | undefined
+          // The upstream's answer once its headers came: ended if the request is interrupted before it is read or relayed.
+          let answer: UpstreamResponse | undefined
+          return Effect.gen(function*() {
+            // A large body was read, checked and counted: its slot goes to the next while this one is upstream.
+            yield* Effect.flatten(FiberRef.get(releaseLargeBodySlot))
+            const started = performance.now()
+            // A billable request whose record could not be kept is refused before it costs anything.
+            if (request.endpoint !== undefined) yield* recorder.requireDurable
+            const admission = yield* rateLimits.admit({
+              principal: request.principal,
+              family: request.family,
+              model: request.model,
+              tokens: request.reservedTokens
+            })
+            // The workspace's own key when it has one for this provider: never the service's key instead.
+            const ownKey = yield* credentials.keyFor(request.principal.workspace.id, request.provider.id).pipe(
+              Effect.map(Option.getOrUndefined),
+              Effect.catchAll((failure) =>
+                refuse({ ...request, ownKey: undefined }, admission, started, new WorkspaceKeyUnusable({
+                  provider: request.provider.id,
+                  reason: failure._tag === "ProviderKeyUnreadable" ? "unreadable" : "unavailable",
+                  ...admitted(admission)
+                })))
+            )
+            // The exchange's span lasts until the answer's end (a stream's too), so it is ended by `record`.
+            const exchangeSpan = tracing
+              ? yield* Effect.makeSpan("upstream.exchange", {
+                kind: "client",
+                attributes: { "wsapi.provider": request.provider.id, "wsapi.region": request.region, "wsapi.model": request.model },
+                captureStackTrace: false
+              })
+              : undefined
+            const sentAt = performance.now()
+            const input: Exchange = { ...request, ownKey, sentAt, span: exchangeSpan }
+            const target = ownKey === undefined ? input.target : { ...input.target, key: ownKey }
+            admittedAt = { admission, started, input }
+            // The upstream continues the trace as a child of the exchange.
+            const upstreamHeaders = exchangeSpan === undefined
+              ? input.upstreamHeaders
+              : { ...input.upstreamHeaders, traceparent: formatTraceparent(exchangeSpan) }
+            const response = yield* client.send(target, {
+              provider: input.provider,
+              path: input.path,
+              body: JSON.stringify(input.body),
+              ...(upstreamHeaders ? { headers: upstreamHeaders } : {})
+            }).pipe(Effect.catchTag("UpstreamFailure", (failure) => refuse(input, admission, started, unavailable(failure, admitted(admission)))))
+            answer = response
+            metrics.upstreamFirstByte(input.provider.id, input.region, (performance.now() - sentAt) / 1000)
+            exchangeSpan?.event("first_byte", clock.unsafeCurrentTimeNanos(), { "http.response.status_code": response.status })
+            const hints = { ...pickHeaders(response.headers), ...simulatedHeader(target) }
+            const headers = { ...admissionHeaders(input.provider, admission.readings), ...hints }
+            if (response.status >= 300) {
+              const body = yield* client.readAnswer(response.body, maxErrorBodyBytes).pipe(
+                Effect.map((bytes) => bytes.toString("utf8")),
+                Effect.orElseSucceed(() => "")
+              )
+              const refusal = upstreamRefusal(input, response.status, body, admitted(admission, hints), relayedFor(input))
+              if (refusal._tag === "WorkspaceKeyRefused") {
+                yield* Effect.forkDaemon(Effect.ignore(credentials.recordRefusal(
+                  input.principal.workspace.id,
+                  input.provider.id,
+                  `The provider refused the key (status ${response.status}).`
+                )))
+              }
+              return yield* refuse(input, admission, started, refusal)
+            }
+            const unusable = unusableAnswer(input.stream, response.headers)
+            if (unusable !== undefined) {
+              // Not read: whatever it is, it is not the answer asked for.
+              discard(response.body)
+              return yield* refuse(
+                input,
+                admission,
+                started,
+                unavailable(new UpstreamFailure({ kind: "malformed", detail: unusable }), admitted(admission))
+              )
+            }
+            return input.stream
+              ? relayStream(input, admission, started, response, headers)
+              : yield* relayJson(input, admission, started, response, headers)
+          }).pipe(
+            // The client left before the answer (499, nginx's "client closed request"): the upstream's
+            // answer, if it came, is ended unread, and the request is billed for the prompt the upstream
+            // was sent, as a cancelled stream is.
+            Effect.onInterrupt(() =>
+              Effect.zipRight(
+                Effect.sync(() => {
+                  if (answer !== undefined) discard(answer.body)
+                }),
+                admittedAt === undefined ? Effect.void : record(admittedAt.input, admittedAt.admission, admittedAt.started, {
+                  status: 499,
+                  outcome: "cancelled",
+                  inputTokens: request.estimatedInputTokens,
+                  outputTokens: 0
+                })
+              )
+            )
+          )
+        }
+      }
+    })
+  )
+}

@@ -1,0 +1,250 @@
+import { Context, Data, Effect, Layer } from "effect"
+import { EventEmitter } from "node:events"
+import type { Readable } from "node:stream"
+import { Pool, errors as undiciErrors } from "undici"
+import { AppConfig } from "../../config"
+import type { ProviderDialect } from "../../providers/providerDialect"
+import type { UpstreamTarget } from "./Upstreams"
+
+/** Why an upstream exchange failed. `detail` is for logs only: no body ever shows it. */
+export class UpstreamFailure extends Data.TaggedError("UpstreamFailure")<{
+  /** overloaded: the service itself holds too many upstream answers at once (UPSTREAM_JSON_BUDGET_BYTES). */
+  readonly kind: "timeout" | "unreachable" | "malformed" | "overloaded"
+  readonly detail: string
+}> {}
+
+/**
+ * The whole exchange outlived UPSTREAM_DEADLINE_MS: the reason its body is destroyed with. An Error
+ * because a Node stream is destroyed with one; made only when a deadline passes.
+ */
+export class ExchangeDeadline extends Error {
+  constructor(readonly deadlineMs: number) {
+    super(`upstream exchange longer than ${deadlineMs} ms`)
+  }
+}
+
+export interface UpstreamResponse {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+  /**
+   * The body as it arrives (a Node stream: Effect's Stream costs about 0.5 ms of CPU per response
+   * here, more than the whole rest of a forwarded request). Reading it to the end releases the
+   * connection; destroying it ends the upstream exchange. Its errors go through `classify`.
+   */
+  readonly body: Readable
+}
+
+export interface UpstreamRequest {
+  /** Whose upstream: its record says how the service's own credentials go. */
+  readonly provider: ProviderDialect
+  /** Appended to the upstream's API root, e.g. /v1/chat/completions. */
+  readonly path: string
+  /** POST (the default) with this JSON body; GET without one. */
+  readonly method?: "GET" | "POST"
+  readonly body?: string
+  /** Protocol headers beside auth and content type, e.g. the messages version. */
+  readonly headers?: Readonly<Record<string, string>>
+}
+
+export const classify = (cause: unknown): UpstreamFailure => {
+  if (cause instanceof ExchangeDeadline) return new UpstreamFailure({ kind: "timeout", detail: cause.message })
+  if (cause instanceof undiciErrors.HeadersTimeoutError || cause instanceof undiciErrors.ConnectTimeoutError) {
+    return new UpstreamFailure({ kind: "timeout", detail: cause.message })
+  }
+  if (cause instanceof undiciErrors.BodyTimeoutError) return new UpstreamFailure({ kind: "timeout", detail: cause.message })
+  return new UpstreamFailure({ kind: "unreachable", detail: cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause) })
+}
+
+/**
+ * Bytes of upstream answers held at once by every request together. Taken as chunks arrive and
+ * given back when the read ends (however it ends): five large answers at once cannot add up to
+ * more than the budget, whatever each one's own cap.
+ */
+export interface ByteBudget {
+  readonly take: (bytes: number) => boolean
+  readonly give: (bytes: number) => void
+}
+
+export const byteBudget = (limit: number): ByteBudget => {
+  let held = 0
+  return {
+    take: (bytes) => {
+      if (held + bytes > limit) return false
+      held += bytes
+      return true
+    },
+    give: (bytes) => void (held -= bytes)
+  }
+}
+
+const unlimited: ByteBudget = { take: () => true, give: () => {} }
+
+const ignoreError = (_cause: unknown): void => {}
+
+/**
+ * Whether the body can still be read. A body that failed (or was destroyed) before anyone listened has
+ * said all it will: listeners added now would wait forever, so the reader fails at once instead.
+ */
+export const unreadable = (body: Readable): UpstreamFailure | undefined =>
+  body.destroyed || body.errored !== null
+    ? classify(body.errored ?? new Error("the upstream answer ended before it was read"))
+    : undefined
+
+/**
+ * Ends an upstream answer that will not be read. Safe whatever its state: every body has an error
+ * listener from the moment it exists (`send`), and undici destroys an unread body with an error.
+ */
+export const discard = (body: Readable): void => void body.destroy()
+
+/** The whole body, refused beyond maxBytes or the shared budget; interrupting the read ends the upstream exchange. */
+export const readBody = (body: Readable, maxBytes: number, budget: ByteBudget = unlimited): Effect.Effect<Buffer, UpstreamFailure> =>
+  Effect.suspend(() => {
+    const failed = unreadable(body)
+    return failed === undefined ? readWhole(body, maxBytes, budget) : Effect.fail(failed)
+  })
+
+const readWhole = (body: Readable, maxBytes: number, budget: ByteBudget): Effect.Effect<Buffer, UpstreamFailure> =>
+  Effect.async((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    let done = false
+    const finish = (result: Effect.Effect<Buffer, UpstreamFailure>) => {
+      if (done) return
+      done = true
+      budget.give(size)
+      resume(result)
+    }
+    const refuse = (failure: UpstreamFailure) => {
+      body.destroy()
+      finish(Effect.fail(failure))
+    }
+    body.on("data", (chunk: Buffer) => {
+      if (done) return
+      if (size + chunk.length > maxBytes) {
+        return refuse(new UpstreamFailure({ kind: "malformed", detail: `answer of more than ${maxBytes} bytes` }))
+      }
+      if (!budget.take(chunk.length)) {
+        return refuse(new UpstreamFailure({ kind: "overloaded", detail: "upstream answer budget spent" }))
+      }
+      size += chunk.length
+      chunks.push(chunk)
+    })
+    body.once("end", () => {
+      if (done) return
+      const whole = Buffer.concat(chunks, size)
+      finish(Effect.succeed(whole))
+    })
+    body.on("error", (cause) => finish(Effect.fail(classify(cause))))
+    return Effect.sync(() => {
+      body.destroy()
+      if (!done) {
+        done = true
+        budget.give(size)
+      }
+    })
+  })
+
+/**
+ * One keep-alive connection pool per upstream origin. Connect, first-byte and idle timeouts are
+ * undici's own; interrupting a request (a client that went away) aborts its upstream exchange.
+ */
+export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient, {
+  readonly send: (target: UpstreamTarget, request: UpstreamRequest) => Effect.Effect<UpstreamResponse, UpstreamFailure>
+  /** A JSON answer (or error body) whole, within UPSTREAM_MAX_JSON_BYTES (or maxBytes) and the shared budget. */
+  readonly readAnswer: (body: Readable, maxBytes?: number) => Effect.Effect<Buffer, UpstreamFailure>
+}>() {
+  static readonly layer = Layer.scoped(
+    UpstreamClient,
+    Effect.gen(function*() {
+      const { serverLimits, upstreamLimits, upstreamTimeouts } = yield* AppConfig
+      const budget = byteBudget(upstreamLimits.jsonAnswerBudgetBytes)
+      const deadlineMs = upstreamLimits.exchangeDeadlineMs
+      const pools = new Map<string, Pool>()
+      yield* Effect.addFinalizer(() => Effect.promise(() => Promise.allSettled([...pools.values()].map((pool) => pool.close()))))
+      const newPool = (origin: string): Pool => {
+        const pool = new Pool(origin, {
+          // Each client connection has at most one request upstream at a time, so as many sockets as the server
+          // takes connections: a fixed smaller pool made the streams beyond it wait for one (1,024 concurrent
+          // streams against 256 sockets stalled for seconds, bench/RESULTS.md "Gateway: concurrent streams").
+          connections: serverLimits.maxConnections,
+          pipelining: 1,
+          keepAliveTimeout: 30_000,
+          connect: { timeout: upstreamTimeouts.connectMs },
+          headersTimeout: upstreamTimeouts.firstByteMs,
+          bodyTimeout: upstreamTimeouts.idleMs
+        })
+        pools.set(origin, pool)
+        return pool
+      }
+      /** Each upstream URL parsed once: its pool and the path its requests go under. */
+      const routes = new Map<string, { readonly pool: Pool; readonly basePath: string }>()
+      const routeFor = (targetUrl: string) => {
+        const known = routes.get(targetUrl)
+        if (known) return known
+        const url = new URL(targetUrl)
+        const route = { pool: pools.get(url.origin) ?? newPool(url.origin), basePath: url.pathname.replace(/\/+$/, "") }
+        routes.set(targetUrl, route)
+        return route
+      }
+
+      return {
+        readAnswer: (body, maxBytes = upstreamLimits.maxJsonAnswerBytes) =>
+          readBody(body, Math.min(maxBytes, upstreamLimits.maxJsonAnswerBytes), budget),
+        send: (target, request) =>
+          Effect.suspend(() => {
+            const { basePath, pool } = routeFor(target.url)
+            return Effect.async<UpstreamResponse, UpstreamFailure>((resume) => {
+              // An emitter, not an AbortController: undici takes either, and this one costs far less.
+              const signal = new EventEmitter()
+              // The whole exchange has a deadline: a trickle of bytes never lets the idle timeout fire.
+              let response: Readable | undefined
+              let expired = false
+              const deadline = setTimeout(() => {
+                expired = true
+                if (response === undefined) signal.emit("abort")
+                else response.destroy(new ExchangeDeadline(deadlineMs))
+              }, deadlineMs)
+              const expiredFailure = () => new UpstreamFailure({ kind: "timeout", detail: new ExchangeDeadline(deadlineMs).message })
+              pool
+                .request({
+                  method: request.method ?? "POST",
+                  path: `${basePath}${request.path}`,
+                  headers: {
+                    "content-type": "application/json",
+                    accept: "application/json, text/event-stream",
+                    "user-agent": "workspace-api",
+                    ...request.headers,
+                    // The caller's key never leaves the service: the upstream gets the service's own.
+                    ...request.provider.upstreamAuth(target.key)
+                  },
+                  body: request.body,
+                  signal
+                })
+                .then(
+                  ({ body, headers, statusCode }) => {
+                    response = body
+                    // Every body's errors are handled, whoever reads it and whenever they fail: a body cut
+                    // before its reader listens, or destroyed unread (undici then emits an abort error, with
+                    // no listener of its own once the whole answer had arrived: a short JSON answer to a
+                    // stream). Without this listener such an 'error' event ends the process. The readers
+                    // listen for themselves (readBody, the relay).
+                    body.on("error", ignoreError)
+                    body.once("close", () => clearTimeout(deadline))
+                    resume(Effect.succeed({ status: statusCode, headers, body }))
+                  },
+                  (cause: unknown) => {
+                    clearTimeout(deadline)
+                    resume(Effect.fail(expired ? expiredFailure() : classify(cause)))
+                  }
+                )
+              // Interrupted (the client went away): the upstream request is aborted.
+              return Effect.sync(() => {
+                clearTimeout(deadline)
+                signal.emit("abort")
+              })
+            })
+          })
+      }
+    })
+  )
+}

@@ -1,0 +1,138 @@
+import { Context, Data, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { hashApiKey, isWellFormedApiKey, sameHash, Scope } from "../../domain/apiKey"
+import type { Principal } from "../../domain/principal"
+import { ApiKeys, type KeyWithWorkspace } from "./ApiKeys"
+import { CredentialThrottle, type CredentialsThrottled } from "./CredentialThrottle/index"
+import { expiringLookup } from "../../platform/expiringLookup"
+import { StorageFailure } from "../../platform/StorageFailure"
+
+export type AuthFailureReason = "missing" | "malformed" | "unknown" | "revoked" | "scope"
+
+export class AuthFailure extends Data.TaggedError("AuthFailure")<{
+  readonly reason: AuthFailureReason
+  readonly scope: Scope
+}> {
+  /** One wording per reason; none of them tells an attacker which keys exist. */
+  get description(): string {
+    switch (this.reason) {
+      case "missing":
+        return "No API key provided. Send it as 'Authorization: Bearer <API_KEY>'."
+      case "scope":
+        return `This API key does not have the ${this.scope} scope required by this endpoint.`
+      default:
+        return "Invalid API key provided."
+    }
+  }
+}
+
+const reasons: ReadonlyArray<AuthFailureReason> = ["missing", "malformed", "unknown", "revoked", "scope"]
+
+/**
+ * One shared instance per reason and scope, built once: refusals can come in floods (bad keys), and
+ * building an Error captures a stack each time, which nothing reads here.
+ */
+const failures: ReadonlyMap<string, AuthFailure> = new Map(
+  reasons.flatMap((reason) => Scope.literals.map((scope) => [`${reason}:${scope}`, new AuthFailure({ reason, scope })] as const))
+)
+const authFailure = (reason: AuthFailureReason, scope: Scope): AuthFailure => 
+  failures.get(`${reason}:${scope}`) ?? new AuthFailure({ reason, scope })
+
+/** How long a key lookup is trusted: revocation reaches every instance within this time. */
+export const keyCacheTtl = Duration.seconds(1)
+const lastUsedFlushInterval = Duration.seconds(5)
+
+export class AuthService extends Context.Tag("AuthService")<AuthService, {
+  /**
+   * The caller of a request that presented `token`, from `address`. A key not known to be valid (a guess,
+   * a stale key, not even a key) is counted as a failed credential of the address before it is looked
+   * up, and refused without a lookup (CredentialsThrottled) once the address spent its failures; a valid
+   * key never is. No key at all, or a valid key without the scope, is no failed credential.
+   */
+  readonly authenticate: (
+    token: string | undefined,
+    scope: Scope,
+    address: string | undefined
+  ) => Effect.Effect<Principal, AuthFailure | CredentialsThrottled | StorageFailure>
+}>() {
+  static readonly layer = Layer.scoped(
+    AuthService,
+    Effect.gen(function*() {
+      const keys = yield* ApiKeys
+      const throttle = yield* CredentialThrottle
+      // Storage failures are not remembered: the next request asks again.
+      const findKey = expiringLookup({
+        lookup: (hashHex) => keys.findByHash(Buffer.from(hashHex, "hex")),
+        timeToLive: keyCacheTtl,
+        capacity: 100_000
+      })
+
+      // Last-used times are collected in memory (a map owned by this service, replaced at each
+      // flush) and written in one batch every few seconds.
+      let lastUsed = new Map<string, Date>()
+      const flush = Effect.suspend(() => {
+        const batch = lastUsed
+        lastUsed = new Map()
+        return keys.recordLastUsed(batch).pipe(
+          // A failed write puts the batch back; newer times win when merged.
+          Effect.catchAll(() =>
+            Effect.sync(() => {
+              const merged = new Map(batch)
+              for (const [id, at] of lastUsed) merged.set(id, at)
+              lastUsed = merged
+            })
+          )
+        )
+      })
+      yield* Effect.forkScoped(Effect.repeat(flush, Schedule.spaced(lastUsedFlushInterval)))
+      yield* Effect.addFinalizer(() => flush)
+
+      /**
+       * A key the set of valid hashes had (a moment out of date) but the lookup refuses is counted now; one
+       * it did not have was counted before the lookup.
+       */
+      const refuse = (reason: "unknown" | "revoked", scope: Scope, counted: boolean, address: string | undefined) =>
+        counted
+          ? Effect.fail(authFailure(reason, scope))
+          : Effect.zipRight(Effect.ignore(throttle.reserveFailure("api_key", address)), Effect.fail(authFailure(reason, scope)))
+
+      const check = (
+        found: Option.Option<KeyWithWorkspace>,
+        hash: Buffer,
+        scope: Scope,
+        counted: boolean,
+        address: string | undefined
+      ): Effect.Effect<Principal, AuthFailure> => {
+        if (Option.isNone(found) || !sameHash(found.value.keyHash, hash)) return refuse("unknown", scope, counted, address)
+        const key = found.value
+        if (key.revoked) return refuse("revoked", scope, counted, address)
+        // Valid after all (made on another instance a moment ago): the failure counted before the lookup goes back.
+        const valid = counted ? throttle.releaseFailure("api_key", address) : Effect.void
+        if (!key.scopes.includes(scope)) return Effect.zipRight(valid, Effect.fail(authFailure("scope", scope)))
+        return Effect.zipRight(
+          valid,
+          Effect.clockWith((clock) => {
+            lastUsed.set(key.keyId, new Date(clock.unsafeCurrentTimeMillis()))
+            return Effect.succeed({ keyId: key.keyId, scopes: key.scopes, workspace: key.workspace })
+          })
+        )
+      }
+
+      return {
+        authenticate: (token, scope, address) => {
+          if (token === undefined || token.trim() === "") return Effect.fail(authFailure("missing", scope))
+          if (!isWellFormedApiKey(token)) {
+            return Effect.zipRight(throttle.reserveFailure("api_key", address), Effect.fail(authFailure("malformed", scope)))
+          }
+          const hash = hashApiKey(token)
+          const hashHex = hash.toString("hex")
+          // A valid key costs one set lookup more than before, and never meets the throttle.
+          if (keys.isKnownValid(hashHex)) return Effect.flatMap(findKey(hashHex), (found) => check(found, hash, scope, false, address))
+          return Effect.zipRight(
+            throttle.reserveFailure("api_key", address),
+            Effect.flatMap(findKey(hashHex), (found) => check(found, hash, scope, true, address))
+          )
+        }
+      }
+    })
+  )
+}

@@ -1,0 +1,183 @@
+import { Clock, Context, Effect, Layer, Ref } from "effect"
+import { familyLimit, type Limit, modelLimit } from "../../domain/rateLimits"
+import { type LimitReadings, type LimitRefusal, LimitsUnavailable, RateLimited, RequestExceedsLimit } from "../../domain/refusals"
+import type { LimitFamily } from "../../domain/workspaceSettings"
+import { AppConfig } from "../../config"
+import type { Principal } from "../../domain/principal"
+import { Metrics } from "../../platform/Metrics"
+import { spansWhen } from "../../platform/traceSpans"
+import { type BucketDemand, type BucketReading, RateLimiter, type RateDecision } from "./RateLimiter"
+
+/**
+ * An admitted request: the workspace's limits as the decision left them (undefined when they could
+ * not be checked and the request was let through), and how to settle the tokens once the use is
+ * known (in the background: the store is updated shortly after, not before the answer).
+ */
+export interface Admission {
+  readonly readings: LimitReadings | undefined
+  readonly settle: (usedTokens: number) => Effect.Effect<void>
+}
+
+export interface AdmissionRequest {
+  readonly principal: Principal
+  readonly family: LimitFamily
+  /** The model, in families where each model has a limit of its own. */
+  readonly model?: string | undefined
+  /** Tokens reserved now: estimated input plus the most output the request may produce. */
+  readonly tokens: number
+}
+
+interface Bucket {
+  readonly key: string
+  readonly kind: "requests" | "tokens"
+  readonly limit: number
+}
+
+/** Keys of one workspace share a hash tag, so one script call can reach them all on a Redis cluster. */
+export const bucketsOf = (request: AdmissionRequest): ReadonlyArray<Bucket> => {
+  const workspace = request.principal.workspace
+  const overrides = workspace.settings.rateLimits
+  const family = familyLimit(request.family, overrides)
+  const scope = `rl:{${workspace.id}}:${request.family}`
+  const pair = (prefix: string, limit: Limit): ReadonlyArray<Bucket> => [
+    { key: `${prefix}:requests`, kind: "requests", limit: limit.requestsPerMinute },
+    { key: `${prefix}:tokens`, kind: "tokens", limit: limit.tokensPerMinute }
+  ]
+  const model = request.model === undefined ? undefined : modelLimit(request.family, request.model, overrides)
+  return [...pair(scope, family), ...(model === undefined ? [] : pair(`${scope}:model:${request.model}`, model))]
+}
+
+/**
+ * The buckets of a request, made once per workspace snapshot, family and model: their keys are text, built for
+ * every request otherwise. A snapshot is replaced (not changed) when the workspace's settings change, so the
+ * cache follows it and is let go with it.
+ */
+const bucketCache = new WeakMap<Principal["workspace"], Map<string, ReadonlyArray<Bucket>>>()
+
+const cachedBucketsOf = (request: AdmissionRequest): ReadonlyArray<Bucket> => {
+  const workspace = request.principal.workspace
+  let known = bucketCache.get(workspace)
+  if (known === undefined) {
+    known = new Map()
+    bucketCache.set(workspace, known)
+  }
+  const key = request.model === undefined ? request.family : `${request.family}\n${request.model}`
+  const cached = known.get(key)
+  if (cached !== undefined) return cached
+  const made = bucketsOf(request)
+  // Model names come from clients: an unknown one is refused before admission, but the map stays bounded anyway.
+  if (known.size >= 256) known.clear()
+  known.set(key, made)
+  return made
+}
+
+/** The bucket of each kind with the least left: the one a client should pace itself by. */
+const tightest = (buckets: ReadonlyArray<Bucket>, readings: ReadonlyArray<BucketReading>, kind: Bucket["kind"]) => {
+  const ofKind = readings.filter((_, i) => buckets[i]!.kind === kind)
+  return ofKind.reduce((a, b) => (b.remaining / b.limit < a.remaining / a.limit ? b : a))
+}
+
+/** The tightest bucket of each kind, read at `at`: what the answer's limit headers show. */
+const readingsOf = (buckets: ReadonlyArray<Bucket>, readings: ReadonlyArray<BucketReading>, at: number): LimitReadings => ({
+  requests: tightest(buckets, readings, "requests"),
+  tokens: tightest(buckets, readings, "tokens"),
+  at
+})
+
+/**
+ * Per-workspace limits (shared by all keys of a workspace) on requests and tokens per minute, per
+ * family and, for the forwarded families, per model. Tokens are reserved before forwarding and
+ * settled against the real use afterwards.
+ */
+export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
+  readonly admit: (request: AdmissionRequest) => Effect.Effect<Admission, LimitRefusal>
+}>() {
+  static readonly layer = Layer.effect(
+    RateLimits,
+    Effect.gen(function*() {
+      const limiter = yield* RateLimiter
+      const config = yield* AppConfig
+      const { rateLimit } = config
+      const metrics = yield* Metrics
+      const span = spansWhen(config)
+      const lastOutageLog = yield* Ref.make(0)
+
+      /** Limits could not be checked: admit or refuse, as configured; logged at most every ten seconds. */
+      const unavailable = (cause: unknown) =>
+        Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          const last = yield* Ref.getAndUpdate(lastOutageLog, (at) => (now - at >= 10_000 ? now : at))
+          if (now - last >= 10_000) {
+            yield* Effect.logError("rate limits cannot be checked: the shared store is unavailable").pipe(
+              Effect.annotateLogs({ policy: rateLimit.onStoreFailure === "open" ? "admitting (fail open)" : "refusing (fail closed)", cause: String(cause) })
+            )
+          }
+          if (rateLimit.onStoreFailure === "open") return { readings: undefined, settle: () => Effect.void } satisfies Admission
+          return yield* Effect.fail(new LimitsUnavailable())
+        })
+
+      const refuse = (request: AdmissionRequest, buckets: ReadonlyArray<Bucket>, decision: RateDecision, now: number) => {
+        metrics.rateLimited(request.family, request.principal.workspace.id)
+        const short = decision.buckets.find((reading, i) => reading.remaining < (buckets[i]!.kind === "requests" ? 1 : request.tokens))
+        return Effect.fail(new RateLimited({
+          readings: readingsOf(buckets, decision.buckets, now),
+          retryAfterMs: decision.retryAfterMs,
+          family: request.family,
+          model: short?.key.includes(":model:") ? request.model : undefined
+        }))
+      }
+
+      /** A request larger than a whole minute's budget can never pass: refused now, saying why. */
+      const refuseTooLarge = (request: AdmissionRequest, buckets: ReadonlyArray<Bucket>, tooLarge: Bucket) =>
+        Effect.gen(function*() {
+          // The buckets as they are, taking nothing, for the same limit headers as every other 429.
+          const reading = yield* limiter.acquire(buckets.map((bucket) => ({ key: bucket.key, limit: bucket.limit, amount: 0 }))).pipe(
+            Effect.option
+          )
+          const now = yield* Clock.currentTimeMillis
+          metrics.rateLimited(request.family, request.principal.workspace.id)
+          return yield* Effect.fail(new RequestExceedsLimit({
+            readings: reading._tag === "Some" ? readingsOf(buckets, reading.value.buckets, now) : undefined,
+            tokens: request.tokens,
+            limit: tooLarge.limit,
+            model: tooLarge.key.includes(":model:") ? request.model : undefined
+          }))
+        })
+
+      // Every forwarded request passes here: plain steps, one flatMap over the limiter's decision.
+      const decide = (request: AdmissionRequest): Effect.Effect<Admission, LimitRefusal> => {
+        const buckets = cachedBucketsOf(request)
+        const tooLarge = buckets.find((bucket) => bucket.kind === "tokens" && request.tokens > bucket.limit)
+        if (tooLarge) return refuseTooLarge(request, buckets, tooLarge)
+        const demands: ReadonlyArray<BucketDemand> = buckets.map((bucket) => ({
+          key: bucket.key,
+          limit: bucket.limit,
+          amount: bucket.kind === "requests" ? 1 : request.tokens
+        }))
+        return Effect.flatMap(Effect.either(limiter.acquire(demands)), (decision): Effect.Effect<Admission, LimitRefusal> => {
+          if (decision._tag === "Left") return unavailable(decision.left.cause)
+          return Effect.clockWith((clock): Effect.Effect<Admission, LimitRefusal> => {
+            const now = clock.unsafeCurrentTimeMillis()
+            if (!decision.right.allowed) return refuse(request, buckets, decision.right, now)
+            const tokenBuckets = demands.filter((_, i) => buckets[i]!.kind === "tokens")
+            return Effect.succeed({
+              readings: readingsOf(buckets, decision.right.buckets, now),
+              // Off the request path: the answer does not wait for a shared store to be updated.
+              settle: (usedTokens) => {
+                if (usedTokens === request.tokens) return Effect.void
+                const settled = limiter.settle(tokenBuckets.map((d) => ({ ...d, amount: usedTokens - request.tokens }))).pipe(
+                  Effect.catchAll((error) => unavailable(error.cause).pipe(Effect.ignore))
+                )
+                return limiter.settlesInPlace ? settled : Effect.asVoid(Effect.forkDaemon(settled))
+              }
+            } satisfies Admission)
+          })
+        })
+      }
+
+      return {
+        admit: (request) => span("rate_limit", { attributes: { "wsapi.family": request.family } })(Effect.suspend(() => decide(request)))
+      }
+    })
+  )
+}

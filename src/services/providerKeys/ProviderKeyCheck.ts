@@ -1,0 +1,66 @@
+import { Context, Data, Effect, Either, Layer, Redacted } from "effect"
+import { AppConfig } from "../../config"
+import type { ProviderId } from "../../domain/providerId"
+import { providers } from "../../providers/provider"
+import { UpstreamClient } from "../forwarding/UpstreamClient"
+import { Upstreams } from "../forwarding/Upstreams"
+
+/** The provider refused the key when it was checked: it is not saved. */
+export class ProviderKeyRejected extends Data.TaggedError("ProviderKeyRejected")<{
+  readonly provider: string
+  /** In the service's own words: the upstream's status, never its text. */
+  readonly reason: string
+}> {}
+
+/** The provider could not be asked (down, timing out): the key is not saved, and may be tried again. */
+export class ProviderKeyUncheckable extends Data.TaggedError("ProviderKeyUncheckable")<{
+  readonly provider: string
+  readonly reason: string
+}> {}
+
+/**
+ * One cheap upstream call with a candidate key, before it is saved. Its real implementation lives on the
+ * forwarding side (each provider knows its cheapest authenticated call); tests give their own.
+ */
+/** The most of the check's answer read (and dropped). */
+const answerBytes = 256 * 1024
+
+export class ProviderKeyCheck extends Context.Tag("ProviderKeyCheck")<ProviderKeyCheck, {
+  readonly check: (provider: string, apiKey: string) => Effect.Effect<void, ProviderKeyRejected | ProviderKeyUncheckable>
+}>() {
+  /** The provider's cheapest authenticated call (its dialect's keyCheck) at its first region, with the candidate key. */
+  static readonly layer = Layer.effect(
+    ProviderKeyCheck,
+    Effect.gen(function*() {
+      const client = yield* UpstreamClient
+      const upstreams = yield* Upstreams
+      const config = yield* AppConfig
+      return {
+        check: (providerId, apiKey) =>
+          Effect.gen(function*() {
+            const provider = providers.find((candidate) => candidate.id === (providerId as ProviderId))
+            const region = provider?.regions[0]
+            const target = provider === undefined || region === undefined ? undefined : upstreams.resolve(provider, region)
+            if (provider === undefined || target === undefined || Either.isLeft(target)) {
+              return yield* Effect.fail(new ProviderKeyRejected({ provider: providerId, reason: "not a provider of this service" }))
+            }
+            const response = yield* client.send(
+              { ...target.right, key: Redacted.make(apiKey) },
+              { provider, method: "GET", path: provider.keyCheck.path, headers: provider.keyCheck.headers(config) }
+            ).pipe(
+              Effect.mapError((failure) => new ProviderKeyUncheckable({ provider: providerId, reason: failure.kind })),
+              // Only the status is used: the answer (a model list, or an error that may name the key) is read and dropped.
+              Effect.tap((answer) => Effect.ignore(client.readAnswer(answer.body, answerBytes)))
+            )
+            if (response.status === 401 || response.status === 403) {
+              return yield* Effect.fail(new ProviderKeyRejected({ provider: providerId, reason: `the provider answered ${response.status}` }))
+            }
+            if (response.status >= 300) {
+              return yield* Effect.fail(new ProviderKeyUncheckable({ provider: providerId, reason: `the provider answered ${response.status}` }))
+            }
+          })
+      }
+    })
+  )
+}
+

@@ -1,0 +1,25 @@
+import { Context, Effect, Layer } from "effect"
+import { AppConfig } from "../../config"
+import { MODEL_CATALOG } from "../../domain/models"
+import { costOf, type PriceTable, type TokenUsage } from "../../domain/prices"
+
+/** The price table of PRICE_TABLE_FILE, read and checked with the configuration (see config.ts). */
+export class Prices extends Context.Tag("Prices")<Prices, {
+  readonly table: PriceTable
+  /** US dollars for the given usage of a model; 0 for a model the table does not list. */
+  readonly cost: (model: string, usage: TokenUsage) => number
+}>() {
+  static readonly layer = Layer.effect(
+    Prices,
+    Effect.gen(function*() {
+      const { priceTable: table } = yield* AppConfig
+      const unpriced = MODEL_CATALOG.map((model) => model.id).filter((id) => table.models[id] === undefined)
+      if (unpriced.length > 0) {
+        yield* Effect.logWarning("models without a price cost 0").pipe(Effect.annotateLogs({ models: unpriced }))
+      }
+      return { table, cost: (model, usage) => costOf(table, model, usage) }
+    })
+  )
+
+  static readonly fixed = (table: PriceTable) => Layer.succeed(Prices, { table, cost: (model, usage) => costOf(table, model, usage) })
+}
