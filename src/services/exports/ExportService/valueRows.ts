@@ -3,7 +3,7 @@ import type { ValueRow } from "../../usage/3-UsageLedger/contract"
 
 /**
  * CSV lines of rows given as cell values in the layout's column order, which is the order the export
- * queries return their columns in (`domain/exportQueries`). Same cells as `encodeRows`, without
+ * queries return their columns in (`services/usage/3-UsageLedger/exportQueries.ts`). Same cells as `encodeRows`, without
  * building an object per row first.
  */
 export const encodeValueRows = (rows: ReadonlyArray<ValueRow>, layout: CsvLayout): string => {

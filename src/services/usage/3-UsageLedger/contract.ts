@@ -1,7 +1,7 @@
 import { Data, type Effect, type Scope, type Stream } from "effect"
 import type { UsageEvent } from "../../../domain/usageEvent"
 import type { ExportKind } from "../../../domain/exportLayouts"
-import type { ExportQueryInput } from "../../../domain/exportQueries"
+import type { ExportQueryInput } from "./exportQueries"
 import type { StorageFailure } from "../../../platform/StorageFailure"
 
 /** What a batch did: events newly stored, and events whose id the workspace had already sent. */

@@ -1,13 +1,13 @@
 /**
  * The five export reads over the in-memory ledger: the same rows, cells and order as the SQL of
- * domain/exportQueries.ts, computed in TypeScript. Numbers are cut the way PostgreSQL cuts them:
+ * exportQueries.ts, computed in TypeScript. Numbers are cut the way PostgreSQL cuts them:
  * `numeric` rounding half away from zero on exact decimals (costs, rates, averages), `double`
  * rounding half to even (the continuous 95th percentile). Only entity-days with activity give a row.
  */
 import { DateTime } from "luxon"
 import { formatInZone } from "../../../domain/datePoint"
 import type { ExportKind } from "../../../domain/exportLayouts"
-import type { CatalogPrice, ExportQueryInput } from "../../../domain/exportQueries"
+import type { CatalogPrice, ExportQueryInput } from "./exportQueries"
 import type { ValueRow } from "./contract"
 import { fixed, roundedQuotient, scaled } from "./decimal"
 import { pgWallTimeToInstant } from "./localTime"

@@ -1,6 +1,6 @@
 import type { SqlClient, SqlError } from "@effect/sql"
 import { Effect, Stream } from "effect"
-import { exportCountStatement, exportCsvStatement, exportRowsStatement } from "../../../domain/exportQueries"
+import { exportCountStatement, exportCsvStatement, exportRowsStatement } from "./exportQueries"
 import { StorageFailure } from "../../../platform/StorageFailure"
 import {
   type ApiRequestRow,
@@ -49,7 +49,7 @@ const storageFailure = (cause: SqlError.SqlError) => new StorageFailure({ cause 
  * The ledger in PostgreSQL (sql/0002, 0004–0006, 0010, 0017). Ingestion is one transaction per batch:
  * dimensions upserted, then events inserted with ON CONFLICT DO NOTHING on (workspace_id, event_id).
  * Request rows are one INSERT per batch with ON CONFLICT on (workspace_id, record_id). The export
- * reads run the statements of domain/exportQueries on a snapshot-consistent cursor.
+ * reads run the statements of exportQueries.ts on a snapshot-consistent cursor.
  */
 export const makePostgresLedger = (sql: SqlClient.SqlClient): UsageLedgerShape => {
   const run = (text: string, params: ReadonlyArray<string>) => sql.unsafe<{ readonly inserted: number }>(text, params)

@@ -1,6 +1,6 @@
 import type { SqlClient, SqlConnection, SqlError } from "@effect/sql"
 import { Effect, Fiber, Option, type Scope, Stream } from "effect"
-import type { SqlStatement } from "../../../domain/exportQueries"
+import type { SqlStatement } from "./exportQueries"
 import type { ValueRow } from "./contract"
 
 /** Rows per FETCH: few round trips, a few MB per batch in memory. */

@@ -34,7 +34,7 @@
  * costs the days up to the limit, never a count of the whole range. It also reads the zone once, so
  * a zone this server does not know is an error (SQLSTATE 22023) even in a range without events.
  */
-import { type ExportKind, exportLayouts } from "./exportLayouts"
+import { type ExportKind, exportLayouts } from "../../../domain/exportLayouts"
 
 /** A catalog price: USD per million tokens. Models must be unique (otherwise an arbitrary one of the duplicates is used). */
 export interface CatalogPrice {
