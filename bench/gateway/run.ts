@@ -210,11 +210,11 @@ const main = async (): Promise<void> => {
       peer: peerVersion
     }
     fs.writeFileSync(path.join(work, "results.json"), JSON.stringify({ results: Object.fromEntries(results), broken: Object.fromEntries(broken) }, null, 2))
-    const body = report({ workloads, results, broken, versions, note: pin.note })
-    process.stdout.write(`\n${body}\n`)
-    if (sink !== undefined) process.stdout.write(`OTLP sink: ${sink.posts()} posts received from service-traced\n`)
     const section = process.env.BENCH_SECTION ??
       (baselineDir !== undefined ? "Gateway: before and after" : measuresObservability ? "Gateway: observability cost" : "Gateway")
+    const body = report({ workloads, results, broken, versions, note: pin.note, withNotes: section === "Gateway" })
+    process.stdout.write(`\n${body}\n`)
+    if (sink !== undefined) process.stdout.write(`OTLP sink: ${sink.posts()} posts received from service-traced\n`)
     if (process.env.BENCH_WRITE !== "0") writeSection(section, body)
   } finally {
     await cleanup()
@@ -226,6 +226,8 @@ const main = async (): Promise<void> => {
     broken: Map<string, string>
     versions: Record<string, string>
     note: string
+    /** The standing notes (notes.md) under the table: in the main section only. */
+    withNotes: boolean
   }): string {
     const f = (n: number, digits = 2) => (Number.isNaN(n) ? "–" : n.toFixed(digits))
     const med = (xs: ReadonlyArray<WrkResult>, pick: (r: WrkResult) => number) => median(xs.map(pick))
@@ -278,7 +280,7 @@ const main = async (): Promise<void> => {
       ...(measuresObservability ? ["", ...observabilityLines(input.workloads, input.results)] : [])
     )
     const notes = path.join(import.meta.dirname, "notes.md")
-    if (baselineDir === undefined && fs.existsSync(notes)) lines.push("", fs.readFileSync(notes, "utf8").trim())
+    if (input.withNotes && fs.existsSync(notes)) lines.push("", fs.readFileSync(notes, "utf8").trim())
     return lines.join("\n")
   }
 
