@@ -5,7 +5,8 @@
 // BENCH_PROFILE=alloc: its allocations sampled instead, as a .heapprofile there; `tsx bench/gateway/profileSummary.ts
 // <file>` sums either).
 // BENCH_BASELINE=<folder>: also measure an earlier build of the service (a folder holding its dist/, sql/,
-// config/, package.json and node_modules) as the target "baseline", interleaved with the current one, and
+// config/, package.json and node_modules) as the target "baseline", run with its own start script's node flags,
+// interleaved with the current one, and
 // write the comparison to the section "Gateway: before and after" instead of "Gateway" (BENCH_SECTION names another).
 // The cost of metrics and traces: the targets "service-bare" (METRICS=off, no traces) and "service-traced"
 // (metrics on, every span exported over OTLP to a sink in this process that answers 200), beside "service"
@@ -17,7 +18,7 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ensureBuilt } from "../../test/support/builtService"
+import { ensureBuilt, startFlagsOf } from "../../test/support/builtService"
 import { writeSection } from "../results"
 import { ensureWrk, median, type Request, timeToFirstByte, wrk, wrkWithCpu, type WrkResult } from "./load"
 import { installPeer, peerVersion } from "./peer"
@@ -119,8 +120,15 @@ const main = async (): Promise<void> => {
       processes[variant] = startService(pin, { name: variant, port: ports[variant], dataDir: data, simulatorUrl, env: variantEnv[variant] ?? {} })
     }
     if (baselineDir !== undefined) {
-      // The earlier build, run exactly as the current one (same flags, its own data folder).
-      processes.baseline = startService(pin, { name: "baseline", port: ports.baseline, dataDir: baselineDataDir, simulatorUrl, cwd: baselineDir })
+      // The earlier build, run as its own `npm start` ran it (its heap flags), with its own data folder.
+      processes.baseline = startService(pin, {
+        name: "baseline",
+        port: ports.baseline,
+        dataDir: baselineDataDir,
+        simulatorUrl,
+        cwd: baselineDir,
+        startFlags: startFlagsOf(baselineDir)
+      })
     }
     if (peerEntry !== undefined) {
       processes.peer = startPeer(pin, peerEntry, ports.peer, path.join(work, "peer.log"))

@@ -73,9 +73,16 @@ export const startService = (
     readonly cwd?: string
     readonly nodeFlags?: ReadonlyArray<string>
     readonly env?: Record<string, string>
+    /** Its `npm start` flags (another checkout's own); this checkout's unless given. */
+    readonly startFlags?: ReadonlyArray<string>
   }
 ): Started =>
-  start(options.name ?? "service", [...pin.underTest, node, ...(options.nodeFlags ?? []), ...builtEntry("main")], {
+  start(options.name ?? "service", [
+    ...pin.underTest,
+    node,
+    ...(options.nodeFlags ?? []),
+    ...(options.startFlags === undefined ? builtEntry("main") : [...options.startFlags, "dist/server/main.js"])
+  ], {
     cwd: options.cwd ?? root,
     log: "/dev/null",
     env: { ...serviceEnv(options.port, options.dataDir, options.simulatorUrl), ...options.env }

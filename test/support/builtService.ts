@@ -14,14 +14,16 @@ export const ensureBuilt = (): void => {
 
 /**
  * Node's flags in `npm start` (the heap settings), read from package.json's start script, so that tests and
- * benchmarks run the service exactly as users do and the settings have one home.
+ * benchmarks run the service exactly as users do and the settings have one home (of another checkout: its own).
  */
-export const startFlags: ReadonlyArray<string> = (() => {
-  const { scripts } = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { scripts: Record<string, string> }
+export const startFlagsOf = (dir: string): ReadonlyArray<string> => {
+  const { scripts } = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { scripts: Record<string, string> }
   const match = /exec node ((?:--\S+ )*)dist\/server\/main\.js/.exec(scripts.start ?? "")
-  if (match === null) throw new Error(`package.json's start script no longer ends in "exec node [--flags] dist/server/main.js": ${scripts.start}`)
+  if (match === null) throw new Error(`${dir}: package.json's start script no longer ends in "exec node [--flags] dist/server/main.js": ${scripts.start}`)
   return match[1]!.split(" ").filter((flag) => flag !== "")
-})()
+}
+
+export const startFlags: ReadonlyArray<string> = startFlagsOf(root)
 
 /** The node arguments of the built service, the CLI or the simulator (relative to the repository root). */
 export const builtEntry = (entry: "main" | "cli" | "simulator"): Array<string> =>
