@@ -7,13 +7,11 @@ import { AppConfig } from "../config"
 import { failureToProblem, tooLarge } from "../api/requestProblems"
 import { logDatabaseUnavailable } from "../platform/Database"
 import { UsageLedger } from "../services/usage/3-UsageLedger/index"
-import { ApiKeyNotFound, ApiKeys, type ApiKeyRecord } from "../services/identity/ApiKeys"
-import { WorkspaceNotFound, Workspaces } from "../services/workspaces/Workspaces"
-import { StorageFailure } from "../platform/StorageFailure"
+import { ApiKeys, type ApiKeyRecord } from "../services/identity/ApiKeys"
+import { Workspaces } from "../services/workspaces/Workspaces"
 import { type AuditAction, AuditLog } from "../services/workspaces/AuditLog"
-import { type LastAdmin, type MemberNotFound, Members } from "../services/people/Members"
-import { type CredentialsKeyMissing, ProviderCredentials } from "../services/providerKeys/ProviderCredentials"
-import type { ProviderKeyRejected, ProviderKeyUncheckable } from "../services/providerKeys/ProviderKeyCheck"
+import { Members } from "../services/people/Members"
+import { ProviderCredentials } from "../services/providerKeys/ProviderCredentials"
 import { Passwords } from "../services/identity/Passwords"
 import {
   auditView,
@@ -29,6 +27,7 @@ import { ExportService } from "../services/exports/ExportService/index"
 import { RateLimits } from "../services/limits/RateLimits"
 import { admitWorkspaceExport, retryAfterQueueTimeout } from "./exportAdmission"
 import { asExportError } from "./exports"
+import { type ServiceError, serviceErrorFields } from "./serviceErrors"
 
 /** The admin API's key view: the console's, without who created it. */
 const keyView = (k: ApiKeyRecord) => {
@@ -36,73 +35,12 @@ const keyView = (k: ApiKeyRecord) => {
   return view
 }
 
-/** Service failures as the admin API's errors. */
-const adminErrors = <A, R>(
-  effect: Effect.Effect<
-    A,
-    | WorkspaceNotFound
-    | ApiKeyNotFound
-    | MemberNotFound
-    | LastAdmin
-    | CredentialsKeyMissing
-    | ProviderKeyRejected
-    | ProviderKeyUncheckable
-    | StorageFailure,
-    R
-  >
-): Effect.Effect<A, AdminError, R> =>
-  Effect.mapError(Effect.tapErrorTag(effect, "StorageFailure", (failure) => logDatabaseUnavailable(failure.cause)), (error) => {
-    switch (error._tag) {
-      case "MemberNotFound":
-        return new AdminError({ status: 404, code: "member_not_found", message: `No member with id ${error.id} in this workspace.` })
-      case "LastAdmin":
-        return new AdminError({
-          status: 409,
-          code: "last_admin",
-          message: "This is the workspace's last active admin: make another member admin first."
-        })
-      case "WorkspaceNotFound":
-        return new AdminError({ status: 404, code: "workspace_not_found", message: `No workspace with id ${error.id}.` })
-      case "ApiKeyNotFound":
-        return new AdminError({
-          status: 404,
-          code: "api_key_not_found",
-          message: `No API key with id ${error.id} in this workspace.`
-        })
-      case "CredentialsKeyMissing":
-      case "ProviderKeyRejected":
-      case "ProviderKeyUncheckable":
-        return new AdminError(providerKeyRefusal(error))
-      case "StorageFailure":
-        return new AdminError({ status: 503, code: "unavailable", message: "The database is unavailable. Retry shortly." })
-    }
-  })
-
-/** Why a provider key was not saved, as the admin API's errors (the console answers the same words). */
-export const providerKeyRefusal = (error: CredentialsKeyMissing | ProviderKeyRejected | ProviderKeyUncheckable) => {
-  switch (error._tag) {
-    case "CredentialsKeyMissing":
-      return {
-        status: 409,
-        code: "credentials_key_missing",
-        message: "This service has no CREDENTIALS_KEY, so it cannot store provider keys. The operator must set CREDENTIALS_KEY " +
-          "(32 bytes, base64 or hex) and restart the service."
-      }
-    case "ProviderKeyRejected":
-      return {
-        status: 400,
-        code: "provider_key_rejected",
-        message: `${error.provider} refused this key (${error.reason}). It was not saved.`,
-        field: "apiKey"
-      }
-    case "ProviderKeyUncheckable":
-      return {
-        status: 502,
-        code: "provider_unreachable",
-        message: `${error.provider} could not be asked to check the key (${error.reason}). It was not saved; retry shortly.`
-      }
-  }
-}
+/** Service failures as the admin API's errors (the console answers the same words: ./serviceErrors). */
+const adminErrors = <A, R>(effect: Effect.Effect<A, ServiceError, R>): Effect.Effect<A, AdminError, R> =>
+  Effect.mapError(
+    Effect.tapErrorTag(effect, "StorageFailure", (failure) => logDatabaseUnavailable(failure.cause)),
+    (error) => new AdminError(serviceErrorFields(error))
+  )
 
 /** A body that is not JSON, or too large, as the framework itself would have answered. */
 const unreadableBody = (error: HttpServerError.RequestError, maxBodyBytes: number): AdminError => {

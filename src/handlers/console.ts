@@ -2,69 +2,29 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { WorkspaceApi } from "../api/Api"
 import { CurrentConsoleActor } from "../api/consoleApi"
-import { ConsoleError, forbidden, unavailable } from "../api/errors/consoleError"
+import { ConsoleError, forbidden } from "../api/errors/consoleError"
 import { AppConfig } from "../config"
 import { actorLabel, type ConsoleActor, type MemberRole } from "../domain/console"
 import { providerIds } from "../domain/providerId"
-import type { ApiKeyNotFound } from "../services/identity/ApiKeys"
 import { ApiKeys } from "../services/identity/ApiKeys"
 import { type AuditAction, AuditLog } from "../services/workspaces/AuditLog"
 import { ConsoleAccess, type WorkspaceAccess } from "../services/people/ConsoleAccess"
 import { ExportService, type ExportFailure } from "../services/exports/ExportService/index"
-import { type LastAdmin, type MemberNotFound, Members } from "../services/people/Members"
+import { Members } from "../services/people/Members"
 import { RateLimits } from "../services/limits/RateLimits"
-import { type InvalidUsageRange, UsageOverview } from "../services/usage/4-UsageOverview"
+import { UsageOverview } from "../services/usage/4-UsageOverview"
 import { workspaceModels, WorkspaceLimits } from "../services/limits/WorkspaceLimits"
-import { type WorkspaceNotFound, Workspaces } from "../services/workspaces/Workspaces"
-import { type StorageFailure } from "../platform/StorageFailure"
+import { Workspaces } from "../services/workspaces/Workspaces"
 import { type Workspace } from "../domain/workspace"
-import { providerKeyRefusal } from "./admin"
 import { admitWorkspaceExport, retryAfterQueueTimeout } from "./exportAdmission"
 import { asExportError } from "./exports"
 import { auditView, clientAddress, invitedView, keyView, memberView, providerKeyWireView, recentExportView } from "./consoleViews"
-import { type CredentialsKeyMissing, ProviderCredentials, type ProviderKeyView } from "../services/providerKeys/ProviderCredentials"
-import type { ProviderKeyRejected, ProviderKeyUncheckable } from "../services/providerKeys/ProviderKeyCheck"
+import { ProviderCredentials, type ProviderKeyView } from "../services/providerKeys/ProviderCredentials"
+import { type ServiceError, serviceErrorFields } from "./serviceErrors"
 
-type Refusal =
-  | WorkspaceNotFound
-  | ApiKeyNotFound
-  | MemberNotFound
-  | LastAdmin
-  | InvalidUsageRange
-  | CredentialsKeyMissing
-  | ProviderKeyRejected
-  | ProviderKeyUncheckable
-  | StorageFailure
-  | ConsoleError
-
-/** Service refusals as console errors; another workspace's resources are 404 like missing ones. */
-const consoleErrors = <A, R>(effect: Effect.Effect<A, Refusal, R>): Effect.Effect<A, ConsoleError, R> =>
-  Effect.mapError(effect, (error) => {
-    switch (error._tag) {
-      case "ConsoleError":
-        return error
-      case "WorkspaceNotFound":
-        return new ConsoleError({ status: 404, code: "workspace_not_found", message: `No workspace with id ${error.id}.` })
-      case "ApiKeyNotFound":
-        return new ConsoleError({ status: 404, code: "api_key_not_found", message: `No API key with id ${error.id} in this workspace.` })
-      case "MemberNotFound":
-        return new ConsoleError({ status: 404, code: "member_not_found", message: `No member with id ${error.id} in this workspace.` })
-      case "LastAdmin":
-        return new ConsoleError({
-          status: 409,
-          code: "last_admin",
-          message: "This is the workspace's last active admin: make another member admin first."
-        })
-      case "InvalidUsageRange":
-        return new ConsoleError({ status: 400, code: "invalid_date_range", message: error.message, field: error.field })
-      case "CredentialsKeyMissing":
-      case "ProviderKeyRejected":
-      case "ProviderKeyUncheckable":
-        return new ConsoleError(providerKeyRefusal(error))
-      case "StorageFailure":
-        return unavailable()
-    }
-  })
+/** Service refusals as console errors (the admin API answers the same words: ./serviceErrors); another workspace's resources are 404 like missing ones. */
+const consoleErrors = <A, R>(effect: Effect.Effect<A, ServiceError | ConsoleError, R>): Effect.Effect<A, ConsoleError, R> =>
+  Effect.mapError(effect, (error) => (error._tag === "ConsoleError" ? error : new ConsoleError(serviceErrorFields(error))))
 
 /** A provider as the console shows it without its key's details. */
 const keyless = (provider: string, set: boolean) => ({ provider, set, last4: null, createdAt: null, createdBy: null, lastUsedAt: null, lastError: null })
