@@ -174,8 +174,8 @@ export class WorkspaceKeyUnusable extends Data.TaggedClass("WorkspaceKeyUnusable
   readonly reason: "unreadable" | "unavailable"
 }> {}
 
-/** The upstream failed (a 5xx that is not one of the protocol's own). */
-export class UpstreamFailed extends Data.TaggedClass("UpstreamFailed")<Admitted & { readonly status: number }> {}
+/** The upstream answered a 5xx that is not one of the protocol's own: its failure, not the caller's. */
+export class UpstreamAnswered5xx extends Data.TaggedClass("UpstreamAnswered5xx")<Admitted & { readonly status: number }> {}
 
 /** The upstream refused the caller's request: its own answer (status, code, message), read and scrubbed, passes through. */
 export class UpstreamRefused extends Data.TaggedClass("UpstreamRefused")<Admitted & { readonly answer: Problem }> {}
@@ -205,7 +205,7 @@ export type LimitRefusal = RateLimited | RequestExceedsLimit | LimitsUnavailable
 export type UpstreamRefusal =
   | UpstreamUnavailable
   | UpstreamCredentialsRefused
-  | UpstreamFailed
+  | UpstreamAnswered5xx
   | UpstreamRefused
   | WorkspaceKeyRefused
   | WorkspaceKeyUnusable
@@ -225,7 +225,7 @@ const admittedTags: ReadonlySet<Refusal["_tag"]> = new Set<Refusal["_tag"]>([
   "UsageNotDurable",
   "UpstreamUnavailable",
   "UpstreamCredentialsRefused",
-  "UpstreamFailed",
+  "UpstreamAnswered5xx",
   "UpstreamRefused",
   "WorkspaceKeyRefused",
   "WorkspaceKeyUnusable",

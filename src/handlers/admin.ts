@@ -151,7 +151,7 @@ export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handle
           yield* admitWorkspaceExport(rateLimits, workspace).pipe(Effect.mapError((problem) => new AdminError(problem)))
           const data = yield* exports.run({ kind: path.dataType, workspace, from: payload.from, to: payload.to, createdBy: { label: "operator" } }).pipe(
             retryAfterQueueTimeout,
-            Effect.tapErrorTag("ExportStorageError", (error) => Effect.logError("export storage failed", error.cause)),
+            Effect.tapErrorTag("ExportStorageFailure", (error) => Effect.logError("export storage failed", error.cause)),
             Effect.tapErrorTag("StorageFailure", (error) => Effect.logError("export query failed", error.cause)),
             Effect.mapError((failure) => {
               const { code, field, message, status } = asExportError(failure)

@@ -159,7 +159,7 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
           const createdBy = { label: actorLabel(actor) }
           const data = yield* exports.run({ kind: path.dataType, workspace, from: payload.from, to: payload.to, createdBy }).pipe(
             retryAfterQueueTimeout,
-            Effect.tapErrorTag("ExportStorageError", (error) => Effect.logError("export storage failed", error.cause)),
+            Effect.tapErrorTag("ExportStorageFailure", (error) => Effect.logError("export storage failed", error.cause)),
             Effect.tapErrorTag("StorageFailure", (error) => Effect.logError("export query failed", error.cause)),
             Effect.mapError(fromExport)
           )
@@ -175,7 +175,7 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
         Effect.gen(function*() {
           yield* consoleErrors(allowed(path.id, "admin"))
           const list = yield* exports.recent(path.id, urlParams.limit ?? 20).pipe(
-            Effect.tapErrorTag("ExportStorageError", (error) => Effect.logError("export link failed", error.cause)),
+            Effect.tapErrorTag("ExportStorageFailure", (error) => Effect.logError("export link failed", error.cause)),
             Effect.mapError(fromExport)
           )
           return { data: list.map(recentExportView) }

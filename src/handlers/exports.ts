@@ -46,7 +46,7 @@ export const asExportError = (failure: ExportFailure): ExportError => {
           code: "no_data",
           message: `No ${failure.kind} usage data found for the period. Check the period; there may have been no activity.`
         })
-    case "ExportStorageError":
+    case "ExportStorageFailure":
     case "InvalidExportPath":
       return new ExportError({ status: 500, code: "storage_error", message: "The export file could not be stored. Retry shortly." })
     case "StorageFailure":
@@ -59,7 +59,7 @@ const exportOf = (exports: ExportService["Type"], kind: ExportKind) => ({ payloa
     const { keyId, workspace } = yield* CurrentPrincipal
     const data = yield* exports.run({ kind, workspace, from: payload.from, to: payload.to, createdBy: { keyId } }).pipe(
       retryAfterQueueTimeout,
-      Effect.tapErrorTag("ExportStorageError", (error) => Effect.logError("export storage failed", error.cause)),
+      Effect.tapErrorTag("ExportStorageFailure", (error) => Effect.logError("export storage failed", error.cause)),
       Effect.tapErrorTag("StorageFailure", (error) => Effect.logError("export query failed", error.cause)),
       Effect.mapError(asExportError)
     )

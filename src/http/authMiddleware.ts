@@ -80,7 +80,7 @@ export const checkKey = (
     ? Effect.fail(conflicting)
     : auth.authenticate(key, scope, address).pipe(
       Effect.catchTags({
-        AuthFailure: (failure) =>
+        AuthRefused: (failure) =>
           Effect.fail<CredentialRefusal>({
             problem: {
               status: 401,

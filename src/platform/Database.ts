@@ -1,23 +1,21 @@
 import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
-import { Context, Data, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
 import * as path from "node:path"
 import * as Pg from "pg"
 import { AppConfig } from "../config"
 import { Metrics } from "./Metrics"
-import { startEmbeddedPostgres } from "./EmbeddedPostgres"
+import { EmbeddedPostgresFailure, startEmbeddedPostgres } from "./EmbeddedPostgres"
 import { LocalSecrets } from "./LocalSecrets"
 import { runMigrations } from "./Migrations"
 import { armQueryDeadlines, queryDeadlineMarginMs } from "./queryDeadline"
 
-/** The embedded PostgreSQL this service owns ended without being asked to. */
-export class DatabaseLost extends Data.TaggedError("DatabaseLost")<{ readonly message: string }> {}
 
 /** Whether the database the service owns is there. With DATABASE_URL nothing is owned: always alive. */
 export class DatabaseHealth extends Context.Tag("DatabaseHealth")<DatabaseHealth, {
   readonly alive: Effect.Effect<boolean>
   /** Fails as soon as the owned database dies; never completes otherwise. */
-  readonly lost: Effect.Effect<never, DatabaseLost>
+  readonly lost: Effect.Effect<never, EmbeddedPostgresFailure>
 }>() {
   static readonly external = Layer.succeed(DatabaseHealth, { alive: Effect.succeed(true), lost: Effect.never })
 }
@@ -116,7 +114,7 @@ export const DatabaseLive = Layer.unwrapScoped(
     })
     yield* Effect.logInfo("embedded PostgreSQL started").pipe(Effect.annotateLogs({ port: server.port, pid: server.pid }))
     const lost = server.died.pipe(
-      Effect.map((why) => new DatabaseLost({ message: `embedded PostgreSQL (pid ${server.pid}) exited unexpectedly (${why}): the service stops` }))
+      Effect.map((why) => new EmbeddedPostgresFailure({ message: `embedded PostgreSQL (pid ${server.pid}) exited unexpectedly (${why}): the service stops` }))
     )
     // Noticed and logged at once, whoever waits on `lost`.
     yield* Effect.forkScoped(lost.pipe(Effect.flatMap((error) => Effect.logError(error.message))))

@@ -12,7 +12,8 @@ import * as path from "node:path"
 // binaries from another folder, installs exit hooks that call process.exit, and its stop() waits
 // for an exit event that may already have fired (a hang after the server died).
 
-export class EmbeddedPostgresError extends Data.TaggedError("EmbeddedPostgresError")<{
+/** The embedded PostgreSQL this service owns could not start, or ended without being asked to. */
+export class EmbeddedPostgresFailure extends Data.TaggedError("EmbeddedPostgresFailure")<{
   readonly message: string
   readonly cause?: unknown
 }> {}
@@ -46,9 +47,9 @@ export interface EmbeddedPostgres {
 }
 
 /** Asks the kernel for a port that is free right now on loopback. */
-export const freePort: Effect.Effect<number, EmbeddedPostgresError> = Effect.async((resume) => {
+export const freePort: Effect.Effect<number, EmbeddedPostgresFailure> = Effect.async((resume) => {
   const server = net.createServer()
-  server.once("error", (cause) => resume(Effect.fail(new EmbeddedPostgresError({ message: "no free port", cause }))))
+  server.once("error", (cause) => resume(Effect.fail(new EmbeddedPostgresFailure({ message: "no free port", cause }))))
   server.listen(0, "127.0.0.1", () => {
     const address = server.address()
     const port = typeof address === "object" && address !== null ? address.port : 0
@@ -77,7 +78,7 @@ const readKeptPort = (file: string): Option.Option<number> =>
 const choosePort = (
   directory: string,
   keep: EmbeddedPostgresOptions["keepPort"]
-): Effect.Effect<number, EmbeddedPostgresError> =>
+): Effect.Effect<number, EmbeddedPostgresFailure> =>
   Effect.gen(function*() {
     if (keep === undefined) return yield* freePort
     const file = portFileOf(directory)
@@ -87,7 +88,7 @@ const choosePort = (
       port = keep.fixed.value
       if (!(yield* portIsFree(port))) {
         return yield* Effect.fail(
-          new EmbeddedPostgresError({
+          new EmbeddedPostgresFailure({
             message: `EMBEDDED_POSTGRES_PORT ${port} is in use on 127.0.0.1: stop the program that listens there, or set EMBEDDED_POSTGRES_PORT to a free port (unset, the port kept in ${file} or a free one is used)`
           })
         )
@@ -117,8 +118,8 @@ const codeOf = (cause: unknown): string =>
   cause instanceof Error && "code" in cause && typeof cause.code === "string" ? cause.code : cause instanceof Error ? cause.message : String(cause)
 
 /** A synchronous file-system step as an Effect that fails with one line naming what was being done. */
-const attempt = <A>(what: string, f: () => A): Effect.Effect<A, EmbeddedPostgresError> =>
-  Effect.try({ try: f, catch: (cause) => new EmbeddedPostgresError({ message: `${what} (${codeOf(cause)})`, cause }) })
+const attempt = <A>(what: string, f: () => A): Effect.Effect<A, EmbeddedPostgresFailure> =>
+  Effect.try({ try: f, catch: (cause) => new EmbeddedPostgresFailure({ message: `${what} (${codeOf(cause)})`, cause }) })
 
 interface PostgresUser {
   readonly uid: number
@@ -144,11 +145,11 @@ const postgresUser: Effect.Effect<Option.Option<PostgresUser>> = Effect.all([
 )
 
 /** As root PostgreSQL refuses to run: it runs as a `postgres` system user, made when missing. */
-const ensurePostgresUser: Effect.Effect<PostgresUser, EmbeddedPostgresError> = Effect.gen(function*() {
+const ensurePostgresUser: Effect.Effect<PostgresUser, EmbeddedPostgresFailure> = Effect.gen(function*() {
   const existing = yield* postgresUser
   if (Option.isSome(existing)) return existing.value
   const cannot = (why: string) =>
-    new EmbeddedPostgresError({
+    new EmbeddedPostgresFailure({
       message: `cannot create the postgres system user that runs the embedded PostgreSQL (${why}); create it (useradd postgres) or set DATABASE_URL`
     })
   yield* run("groupadd", ["--system", "postgres"]).pipe(Effect.catchAll((why) => /already exists/.test(why) ? Effect.void : Effect.fail(cannot(why))))
@@ -222,7 +223,7 @@ interface Binaries {
 }
 
 /** The platform package's `native` folder, where npm installed it. */
-const installedBinaries: Effect.Effect<Binaries, EmbeddedPostgresError> = Effect.suspend(() => {
+const installedBinaries: Effect.Effect<Binaries, EmbeddedPostgresFailure> = Effect.suspend(() => {
   const name = `@embedded-postgres/${os.platform()}-${os.arch()}`
   return attempt(`no embedded PostgreSQL for this platform (${name} is not installed): set DATABASE_URL`, () => {
     const entry = createRequire(import.meta.url).resolve(name)
@@ -244,13 +245,13 @@ export const binariesCopyFor = (version: string): string => path.join(os.tmpdir(
 const reachableBinaries = (
   binaries: Binaries,
   user: Option.Option<PostgresUser>
-): Effect.Effect<Binaries, EmbeddedPostgresError> =>
+): Effect.Effect<Binaries, EmbeddedPostgresFailure> =>
   Effect.gen(function*() {
     const blocker = blockingParent(path.join(binaries.native, "bin", "postgres"), user)
     if (Option.isNone(blocker)) return binaries
     const target = binariesCopyFor(binaries.version)
     const cannot = (why: string) =>
-      new EmbeddedPostgresError({
+      new EmbeddedPostgresFailure({
         message: `the postgres user cannot execute the embedded PostgreSQL binaries in ${binaries.native}: it cannot pass through ` +
           `${blocker.value}${modeOf(blocker.value)}, and they could not be copied to ${target} (${why}). ` +
           `Set TMPDIR to a folder every user can pass through, allow it (chmod o+x ${blocker.value}), or set DATABASE_URL.`
@@ -326,7 +327,7 @@ const ownerAlive = (owner: Owner): boolean => isAlive(owner.pid) && (owner.start
  * One live service per cluster: the owner file holds this process's pid and start time for as long
  * as the scope lives. A file whose process is gone was left by a killed instance and is taken over.
  */
-const claimCluster = (directory: string): Effect.Effect<void, EmbeddedPostgresError, Scope.Scope> => {
+const claimCluster = (directory: string): Effect.Effect<void, EmbeddedPostgresFailure, Scope.Scope> => {
   const file = ownerFileOf(directory)
   const me = `${process.pid} ${startTimeOf(process.pid)}\n`
   const create = () => fs.writeFileSync(file, me, { flag: "wx", mode: 0o644 })
@@ -344,7 +345,7 @@ const claimCluster = (directory: string): Effect.Effect<void, EmbeddedPostgresEr
     const owner = readOwner(file)
     if (Option.isSome(owner) && ownerAlive(owner.value)) {
       return yield* Effect.fail(
-        new EmbeddedPostgresError({
+        new EmbeddedPostgresFailure({
           message: `another instance of the service (pid ${owner.value.pid}) is running on this DATA_DIR (${path.dirname(directory)}): ` +
             `stop it first, or give this one another DATA_DIR`
         })
@@ -385,7 +386,7 @@ const signal = (pid: number, name: NodeJS.Signals) =>
  * SIGKILL or out-of-memory kill does not let it stop its server): fast shutdown, as the service
  * would have done, then a normal start.
  */
-const stopOrphan = (directory: string, served: ReadonlyArray<string>): Effect.Effect<void, EmbeddedPostgresError> =>
+const stopOrphan = (directory: string, served: ReadonlyArray<string>): Effect.Effect<void, EmbeddedPostgresFailure> =>
   Effect.gen(function*() {
     const lines = Option.getOrElse(
       Option.liftThrowable(() => fs.readFileSync(path.join(directory, "postmaster.pid"), "utf8").split("\n"))(),
@@ -403,7 +404,7 @@ const stopOrphan = (directory: string, served: ReadonlyArray<string>): Effect.Ef
     }
     if (isAlive(pid)) {
       return yield* Effect.fail(
-        new EmbeddedPostgresError({ message: `the embedded PostgreSQL left running by a killed instance (pid ${pid}) does not stop; stop it by hand` })
+        new EmbeddedPostgresFailure({ message: `the embedded PostgreSQL left running by a killed instance (pid ${pid}) does not stop; stop it by hand` })
       )
     }
     yield* Effect.logWarning("stopped the embedded PostgreSQL left running by a service instance that was killed; starting it again").pipe(
@@ -458,10 +459,10 @@ const bindForPostgresUser = (
   directory: string,
   blocker: string,
   user: Option.Option<PostgresUser>
-): Effect.Effect<string, EmbeddedPostgresError, Scope.Scope> => {
+): Effect.Effect<string, EmbeddedPostgresFailure, Scope.Scope> => {
   const target = bindingFor(directory)
   const cannot = (why: string) =>
-    new EmbeddedPostgresError({
+    new EmbeddedPostgresFailure({
       message: `DATA_DIR cannot hold the embedded PostgreSQL cluster ${directory}: the postgres user cannot pass ` +
         `through ${blocker}${modeOf(blocker)}, and the cluster could not be bound to ${target} (${why}). ` +
         `Set DATA_DIR to a folder whose parents every user can pass through (e.g. /var/lib/workspace-api), ` +
@@ -526,7 +527,7 @@ const spawnAs = (
     readonly onOutput: (chunk: Buffer) => void
     readonly ended: (outcome: string, byItself: boolean) => void
   }
-): Effect.Effect<ChildProcess, EmbeddedPostgresError> =>
+): Effect.Effect<ChildProcess, EmbeddedPostgresFailure> =>
   attempt(`cannot run ${command}`, () => {
     const child = spawn(command, [...args], {
       ...Option.getOrElse(Option.map(user, (u) => ({ uid: u.uid, gid: u.gid })), () => ({})),
@@ -549,7 +550,7 @@ const initdb = (
   databaseDir: string,
   password: Redacted.Redacted,
   user: Option.Option<PostgresUser>
-): Effect.Effect<void, EmbeddedPostgresError> =>
+): Effect.Effect<void, EmbeddedPostgresFailure> =>
   Effect.gen(function*() {
     // Readable by the server's user only, for as long as initdb runs.
     const passwordFile = path.join(os.tmpdir(), `workspace-api-pg-password-${randomBytes(8).toString("hex")}`)
@@ -569,7 +570,7 @@ const initdb = (
     ], user, { detached: false, onOutput: log.add, ended: (outcome) => Runtime.runSync(runtime)(Deferred.succeed(done, outcome)) })
     const outcome = yield* Deferred.await(done).pipe(Effect.ensuring(Effect.sync(() => fs.rmSync(passwordFile, { force: true }))))
     if (outcome !== "code 0") {
-      return yield* Effect.fail(new EmbeddedPostgresError({ message: log.after(`initdb failed in ${databaseDir} (${outcome})`, 3) }))
+      return yield* Effect.fail(new EmbeddedPostgresFailure({ message: log.after(`initdb failed in ${databaseDir} (${outcome})`, 3) }))
     }
   })
 
@@ -584,11 +585,11 @@ const serve = (
   port: number,
   settings: Readonly<Record<string, string>>,
   user: Option.Option<PostgresUser>
-): Effect.Effect<Omit<EmbeddedPostgres, "url" | "port">, EmbeddedPostgresError, Scope.Scope> =>
+): Effect.Effect<Omit<EmbeddedPostgres, "url" | "port">, EmbeddedPostgresFailure, Scope.Scope> =>
   Effect.gen(function*() {
     const log = tail()
     const exit = yield* Deferred.make<string>()
-    const ready = yield* Deferred.make<void, EmbeddedPostgresError>()
+    const ready = yield* Deferred.make<void, EmbeddedPostgresFailure>()
     let stopping = false
     const runtime = yield* Effect.runtime<never>()
     const complete = <A, E>(deferred: Deferred.Deferred<A, E>, effect: Effect.Effect<A, E>) =>
@@ -600,7 +601,7 @@ const serve = (
       if (chunk.toString("utf8").includes("database system is ready to accept connections")) complete(ready, Effect.void)
     }
     const ended = (outcome: string, byItself: boolean) => {
-      complete(ready, Effect.fail(new EmbeddedPostgresError({ message: log.after(`embedded PostgreSQL did not start in ${databaseDir} (${outcome})`, 3) })))
+      complete(ready, Effect.fail(new EmbeddedPostgresFailure({ message: log.after(`embedded PostgreSQL did not start in ${databaseDir} (${outcome})`, 3) })))
       // Its last words say why it stopped by itself (a FATAL); a signal says it alone.
       complete(exit, Effect.succeed(byItself ? log.after(outcome, 2) : outcome))
     }
@@ -622,7 +623,7 @@ const serve = (
     yield* Deferred.await(ready).pipe(
       Effect.timeoutFail({
         duration: "120 seconds",
-        onTimeout: () => new EmbeddedPostgresError({ message: log.after(`embedded PostgreSQL did not start within 120 s in ${databaseDir}`, 3) })
+        onTimeout: () => new EmbeddedPostgresFailure({ message: log.after(`embedded PostgreSQL did not start within 120 s in ${databaseDir}`, 3) })
       })
     )
     return {
@@ -637,11 +638,11 @@ const serve = (
  * A real PostgreSQL server from the `embedded-postgres` package's binaries, alive for the enclosing
  * scope. As root it runs as a `postgres` system user (made when missing); binaries and cluster that
  * user cannot reach are made reachable (a copy of the binaries, a bind mount of the cluster). Every
- * failure is an EmbeddedPostgresError with one line, and what a failed start did is undone.
+ * failure is an EmbeddedPostgresFailure with one line, and what a failed start did is undone.
  */
 export const startEmbeddedPostgres = (
   options: EmbeddedPostgresOptions
-): Effect.Effect<EmbeddedPostgres, EmbeddedPostgresError, Scope.Scope> =>
+): Effect.Effect<EmbeddedPostgres, EmbeddedPostgresFailure, Scope.Scope> =>
   Effect.gen(function*() {
     const directory = path.resolve(options.directory)
     yield* attempt(`cannot create ${path.dirname(directory)}`, () => fs.mkdirSync(path.dirname(directory), { recursive: true }))

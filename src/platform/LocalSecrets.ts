@@ -4,7 +4,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { AppConfig } from "../config"
 
-export class LocalSecretsError extends Data.TaggedError("LocalSecretsError")<{
+export class LocalSecretsFailure extends Data.TaggedError("LocalSecretsFailure")<{
   readonly message: string
   readonly cause?: unknown
 }> {}
@@ -23,9 +23,9 @@ type SecretsFile = typeof SecretsFile.Type
  * deployment with DATABASE_URL and ADMIN_TOKEN never touches DATA_DIR for them.
  */
 export class LocalSecrets extends Context.Tag("LocalSecrets")<LocalSecrets, {
-  readonly postgresPassword: Effect.Effect<Redacted.Redacted, LocalSecretsError>
+  readonly postgresPassword: Effect.Effect<Redacted.Redacted, LocalSecretsFailure>
   /** The generated admin token, shown to the operator in the log the first time it is used. */
-  readonly adminToken: Effect.Effect<Redacted.Redacted, LocalSecretsError>
+  readonly adminToken: Effect.Effect<Redacted.Redacted, LocalSecretsFailure>
 }>() {
   static readonly layer = Layer.effect(
     LocalSecrets,
@@ -39,17 +39,17 @@ export class LocalSecrets extends Context.Tag("LocalSecrets")<LocalSecrets, {
             fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o755 })
             fs.writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600, flag })
           },
-          catch: (cause) => new LocalSecretsError({ message: `cannot write ${file}`, cause })
+          catch: (cause) => new LocalSecretsFailure({ message: `cannot write ${file}`, cause })
         })
 
       const readOrCreate = Effect.gen(function*() {
         const existing = yield* Effect.try({
           try: () => (fs.existsSync(file) ? Option.some(fs.readFileSync(file, "utf8")) : Option.none()),
-          catch: (cause) => new LocalSecretsError({ message: `cannot read ${file}`, cause })
+          catch: (cause) => new LocalSecretsFailure({ message: `cannot read ${file}`, cause })
         })
         if (Option.isSome(existing)) {
           return yield* Schema.decodeUnknown(Schema.parseJson(SecretsFile))(existing.value).pipe(
-            Effect.mapError((cause) => new LocalSecretsError({ message: `${file} is not valid; remove it to regenerate`, cause }))
+            Effect.mapError((cause) => new LocalSecretsFailure({ message: `${file} is not valid; remove it to regenerate`, cause }))
           )
         }
         const fresh: SecretsFile = {

@@ -134,7 +134,7 @@ const upstreamProblem = (refusal: UpstreamRefusal): Problem => {
       return refusal.answer
     case "UpstreamCredentialsRefused":
       return { status: 502, code: "upstream_credentials", message: "The upstream provider refused this service's credentials." }
-    case "UpstreamFailed":
+    case "UpstreamAnswered5xx":
       return { status: 502, code: "upstream_error", message: `The upstream provider failed (status ${refusal.status}).` }
     case "WorkspaceKeyRefused":
       return {
@@ -227,7 +227,7 @@ export const renderRefusal = (style: RefusalStyle, refusal: Refusal): Rendered =
       }
     case "UpstreamRefused":
     case "UpstreamCredentialsRefused":
-    case "UpstreamFailed":
+    case "UpstreamAnswered5xx":
     case "UpstreamUnavailable":
     case "WorkspaceKeyRefused":
     case "WorkspaceKeyUnusable":

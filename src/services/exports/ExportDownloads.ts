@@ -1,6 +1,6 @@
 import { Clock, Context, Data, Effect, Either, Layer, Option, Redacted } from "effect"
 import { type DownloadRefusal, verifyDownload } from "../../domain/signedUrl"
-import { type ExportFileContent, ExportStorage, type ExportStorageError, type InvalidExportPath } from "./ExportStorage"
+import { type ExportFileContent, ExportStorage, type ExportStorageFailure, type InvalidExportPath } from "./ExportStorage"
 import { SigningSecret } from "./SigningSecret"
 
 /** Why a presented download link gets no file: its own refusal, or no file stored under it any more. */
@@ -18,7 +18,7 @@ export interface PresentedLink {
  * file it names. The link key comes from the server secret, so every instance accepts every instance's links.
  */
 export class ExportDownloads extends Context.Tag("ExportDownloads")<ExportDownloads, {
-  readonly open: (link: PresentedLink) => Effect.Effect<ExportFileContent, DownloadRefused | ExportStorageError | InvalidExportPath>
+  readonly open: (link: PresentedLink) => Effect.Effect<ExportFileContent, DownloadRefused | ExportStorageFailure | InvalidExportPath>
 }>() {
   static readonly layer = Layer.effect(
     ExportDownloads,

@@ -8,7 +8,7 @@ import {
   type Refusal,
   ServiceStopping,
   UpstreamCredentialsRefused,
-  UpstreamFailed,
+  UpstreamAnswered5xx,
   UpstreamRefused,
   type UpstreamRefusal,
   UpstreamUnavailable,
@@ -161,7 +161,7 @@ const upstreamRefusal = (
   if ((status >= 400 && status < 500) || protocol.passedServerStatuses?.includes(status) === true) {
     return new UpstreamRefused({ answer: relayed(protocol.upstreamProblem(answerableStatus(status), body)), ...admitted })
   }
-  return new UpstreamFailed({ status, ...admitted })
+  return new UpstreamAnswered5xx({ status, ...admitted })
 }
 
 /**

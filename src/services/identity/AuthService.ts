@@ -6,10 +6,10 @@ import { CredentialThrottle, type CredentialsThrottled } from "./CredentialThrot
 import { expiringLookup } from "../../platform/expiringLookup"
 import { StorageFailure } from "../../platform/StorageFailure"
 
-export type AuthFailureReason = "missing" | "malformed" | "unknown" | "revoked" | "scope"
+export type AuthRefusalReason = "missing" | "malformed" | "unknown" | "revoked" | "scope"
 
-export class AuthFailure extends Data.TaggedError("AuthFailure")<{
-  readonly reason: AuthFailureReason
+export class AuthRefused extends Data.TaggedError("AuthRefused")<{
+  readonly reason: AuthRefusalReason
   readonly scope: Scope
 }> {
   /** One wording per reason; none of them tells an attacker which keys exist. */
@@ -25,17 +25,17 @@ export class AuthFailure extends Data.TaggedError("AuthFailure")<{
   }
 }
 
-const reasons: ReadonlyArray<AuthFailureReason> = ["missing", "malformed", "unknown", "revoked", "scope"]
+const reasons: ReadonlyArray<AuthRefusalReason> = ["missing", "malformed", "unknown", "revoked", "scope"]
 
 /**
  * One shared instance per reason and scope, built once: refusals can come in floods (bad keys), and
  * building an Error captures a stack each time, which nothing reads here.
  */
-const failures: ReadonlyMap<string, AuthFailure> = new Map(
-  reasons.flatMap((reason) => Scope.literals.map((scope) => [`${reason}:${scope}`, new AuthFailure({ reason, scope })] as const))
+const refusals: ReadonlyMap<string, AuthRefused> = new Map(
+  reasons.flatMap((reason) => Scope.literals.map((scope) => [`${reason}:${scope}`, new AuthRefused({ reason, scope })] as const))
 )
-const authFailure = (reason: AuthFailureReason, scope: Scope): AuthFailure => 
-  failures.get(`${reason}:${scope}`) ?? new AuthFailure({ reason, scope })
+const authRefused = (reason: AuthRefusalReason, scope: Scope): AuthRefused => 
+  refusals.get(`${reason}:${scope}`) ?? new AuthRefused({ reason, scope })
 
 /** How long a key lookup is trusted: revocation reaches every instance within this time. */
 export const keyCacheTtl = Duration.seconds(1)
@@ -52,7 +52,7 @@ export class AuthService extends Context.Tag("AuthService")<AuthService, {
     token: string | undefined,
     scope: Scope,
     address: string | undefined
-  ) => Effect.Effect<Principal, AuthFailure | CredentialsThrottled | StorageFailure>
+  ) => Effect.Effect<Principal, AuthRefused | CredentialsThrottled | StorageFailure>
 }>() {
   static readonly layer = Layer.scoped(
     AuthService,
@@ -92,8 +92,8 @@ export class AuthService extends Context.Tag("AuthService")<AuthService, {
        */
       const refuse = (reason: "unknown" | "revoked", scope: Scope, counted: boolean, address: string | undefined) =>
         counted
-          ? Effect.fail(authFailure(reason, scope))
-          : Effect.zipRight(Effect.ignore(throttle.reserveFailure("api_key", address)), Effect.fail(authFailure(reason, scope)))
+          ? Effect.fail(authRefused(reason, scope))
+          : Effect.zipRight(Effect.ignore(throttle.reserveFailure("api_key", address)), Effect.fail(authRefused(reason, scope)))
 
       const check = (
         found: Option.Option<KeyWithWorkspace>,
@@ -101,13 +101,13 @@ export class AuthService extends Context.Tag("AuthService")<AuthService, {
         scope: Scope,
         counted: boolean,
         address: string | undefined
-      ): Effect.Effect<Principal, AuthFailure> => {
+      ): Effect.Effect<Principal, AuthRefused> => {
         if (Option.isNone(found) || !sameHash(found.value.keyHash, hash)) return refuse("unknown", scope, counted, address)
         const key = found.value
         if (key.revoked) return refuse("revoked", scope, counted, address)
         // Valid after all (made on another instance a moment ago): the failure counted before the lookup goes back.
         const valid = counted ? throttle.releaseFailure("api_key", address) : Effect.void
-        if (!key.scopes.includes(scope)) return Effect.zipRight(valid, Effect.fail(authFailure("scope", scope)))
+        if (!key.scopes.includes(scope)) return Effect.zipRight(valid, Effect.fail(authRefused("scope", scope)))
         return Effect.zipRight(
           valid,
           Effect.clockWith((clock) => {
@@ -119,9 +119,9 @@ export class AuthService extends Context.Tag("AuthService")<AuthService, {
 
       return {
         authenticate: (token, scope, address) => {
-          if (token === undefined || token.trim() === "") return Effect.fail(authFailure("missing", scope))
+          if (token === undefined || token.trim() === "") return Effect.fail(authRefused("missing", scope))
           if (!isWellFormedApiKey(token)) {
-            return Effect.zipRight(throttle.reserveFailure("api_key", address), Effect.fail(authFailure("malformed", scope)))
+            return Effect.zipRight(throttle.reserveFailure("api_key", address), Effect.fail(authRefused("malformed", scope)))
           }
           const hash = hashApiKey(token)
           const hashHex = hash.toString("hex")

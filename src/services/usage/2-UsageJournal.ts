@@ -8,7 +8,7 @@ import { Metrics } from "../../platform/Metrics"
 const fdatasync = promisify(fs.fdatasync)
 
 /** The journal's directory cannot be used: the service does not start without its usage journal. */
-export class JournalUnavailable extends Data.TaggedError("JournalUnavailable")<{
+export class JournalFailure extends Data.TaggedError("JournalFailure")<{
   readonly directory: string
   readonly cause: unknown
 }> {}
@@ -150,7 +150,7 @@ const makeJournal = (options: UsageJournalOptions) =>
           return match ? [Number(match[1])] : []
         }).sort((a, b) => a - b)
       },
-      catch: (cause) => new JournalUnavailable({ directory, cause })
+      catch: (cause) => new JournalFailure({ directory, cause })
     })
     // Segments left by an earlier run are read back whole: whatever of them is already in the
     // ledger is ignored there.

@@ -45,7 +45,7 @@ describe("AuthService (in-memory layers)", () => {
         auth.authenticate(`wsk_${"B".repeat(43)}`, "COMPLETION_API", address),
         auth.authenticate(key, "USAGE_EXPORT_API", address)
       ].map((attempt) => Effect.flip(attempt)))
-      expect(reasons.map((failure) => failure._tag === "AuthFailure" ? failure.reason : failure._tag)).toEqual([
+      expect(reasons.map((failure) => failure._tag === "AuthRefused" ? failure.reason : failure._tag)).toEqual([
         "missing",
         "missing",
         "malformed",
@@ -67,7 +67,7 @@ describe("AuthService (in-memory layers)", () => {
       yield* auth.authenticate(key, "USAGE_EXPORT_API", address)
       yield* TestClock.adjust("1001 millis")
       const failure = yield* Effect.flip(auth.authenticate(key, "USAGE_EXPORT_API", address))
-      expect(failure._tag === "AuthFailure" && failure.reason).toBe("revoked")
+      expect(failure._tag === "AuthRefused" && failure.reason).toBe("revoked")
     }).pipe(Effect.provide(Services)))
 
   it.scoped("writes last-used times in a batch, not per request", () =>
@@ -96,7 +96,7 @@ describe("AuthService (in-memory layers)", () => {
       yield* keys.revoke(workspace.id, stale.record.id)
       const outcome = (token: string | undefined, scope: "COMPLETION_API" | "USAGE_EXPORT_API" = "COMPLETION_API") =>
         auth.authenticate(token, scope, address).pipe(
-          Effect.match({ onFailure: (e) => (e._tag === "AuthFailure" ? e.reason : e._tag), onSuccess: () => "ok" })
+          Effect.match({ onFailure: (e) => (e._tag === "AuthRefused" ? e.reason : e._tag), onSuccess: () => "ok" })
         )
       // Neither no key nor a valid key without the scope is a failure: they never spend the limit.
       for (let i = 0; i < 5; i++) expect(yield* outcome(undefined)).toBe("missing")

@@ -6,7 +6,7 @@ import { type DatePointInput, InvalidDatePoint, resolveDateRange, type ResolvedD
 import type { ExportQueryInput } from "../../usage/3-UsageLedger/exportQueries"
 import { exportFilePath, type ExportKind, exportLayouts, userIdentifyingColumns } from "../../../domain/exportLayouts"
 import { makeUserPseudonymizer, protectUserColumns, userPrivacyMode } from "../../../domain/pseudonym"
-import { ExportStorage, type ExportStorageError, type InvalidExportPath } from "../ExportStorage/index"
+import { ExportStorage, type ExportStorageFailure, type InvalidExportPath } from "../ExportStorage/index"
 import { SigningSecret } from "../SigningSecret"
 import type { StorageFailure } from "../../../platform/StorageFailure"
 import { type Workspace } from "../../../domain/workspace"
@@ -67,7 +67,7 @@ export type ExportFailure =
   | ExportNoData
   | ExportTooLarge
   | ExportQueueTimeout
-  | ExportStorageError
+  | ExportStorageFailure
   | InvalidExportPath
   | StorageFailure
 
@@ -112,7 +112,7 @@ const uniqueId = (): string =>
 export class ExportService extends Context.Tag("ExportService")<ExportService, {
   readonly run: (request: ExportRequest) => Effect.Effect<ExportOutcome, ExportFailure>
   /** The workspace's exports whose links still live, newest first. */
-  readonly recent: (workspaceId: string, limit: number) => Effect.Effect<ReadonlyArray<RecentExport>, ExportStorageError | InvalidExportPath | StorageFailure>
+  readonly recent: (workspaceId: string, limit: number) => Effect.Effect<ReadonlyArray<RecentExport>, ExportStorageFailure | InvalidExportPath | StorageFailure>
 }>() {
   static readonly layer = Layer.effect(
     ExportService,

@@ -11,11 +11,11 @@ export interface StoredExport {
 /** A stored file being read back, for the signed download route. */
 export interface ExportFileContent {
   readonly bytes: number
-  readonly stream: Stream.Stream<Uint8Array, ExportStorageError>
+  readonly stream: Stream.Stream<Uint8Array, ExportStorageFailure>
 }
 
 /** The storage failed (disk, network, object store). Not the caller's fault: a 5xx. */
-export class ExportStorageError extends Data.TaggedError("ExportStorageError")<{
+export class ExportStorageFailure extends Data.TaggedError("ExportStorageFailure")<{
   readonly operation: "write" | "read" | "link"
   readonly filePath: string
   readonly cause: unknown
@@ -35,17 +35,17 @@ export interface ExportStorageShape {
   readonly write: <E, R>(
     filePath: string,
     content: Stream.Stream<string, E, R>
-  ) => Effect.Effect<StoredExport, E | ExportStorageError | InvalidExportPath, R>
+  ) => Effect.Effect<StoredExport, E | ExportStorageFailure | InvalidExportPath, R>
   /**
    * A signed link that downloads the file until `expiresAt`, by default the configured expiry from
    * now (EXPORT_LINK_TTL_SECONDS). A link signed again for a listed export keeps the first one's expiry.
    */
-  readonly downloadUrl: (filePath: string, expiresAt?: Date) => Effect.Effect<string, ExportStorageError | InvalidExportPath>
+  readonly downloadUrl: (filePath: string, expiresAt?: Date) => Effect.Effect<string, ExportStorageFailure | InvalidExportPath>
   /**
    * The file's bytes, for `GET /downloads/...`. None when there is no such file, or when the backend
    * serves downloads itself (S3's presigned URLs never reach this service).
    */
-  readonly read: (filePath: string) => Effect.Effect<Option.Option<ExportFileContent>, ExportStorageError | InvalidExportPath>
+  readonly read: (filePath: string) => Effect.Effect<Option.Option<ExportFileContent>, ExportStorageFailure | InvalidExportPath>
   /** Whether a remote store answers, for /readyz; absent where there is nothing remote to ask (local disk, memory). */
-  readonly reachable?: Effect.Effect<void, ExportStorageError>
+  readonly reachable?: Effect.Effect<void, ExportStorageFailure>
 }

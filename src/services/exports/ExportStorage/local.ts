@@ -6,7 +6,7 @@ import * as path from "node:path"
 import { AppConfig } from "../../../config"
 import { downloadUrl, isExportFilePath, signDownload } from "../../../domain/signedUrl"
 import { SigningSecret } from "../SigningSecret"
-import { ExportStorageError, type ExportStorageShape, InvalidExportPath } from "./contract"
+import { ExportStorageFailure, type ExportStorageShape, InvalidExportPath } from "./contract"
 
 /** Pieces are gathered up to this size before a write: fewer system calls, same memory bound. */
 const WRITE_BATCH_CHARS = 256 * 1024
@@ -31,7 +31,7 @@ export const makeLocalExportStorage = (options: {
       : Effect.fail(new InvalidExportPath({ filePath }))
 
   const fsCall = <A>(operation: "write" | "read", filePath: string, run: () => Promise<A>) =>
-    Effect.tryPromise({ try: run, catch: (cause) => new ExportStorageError({ operation, filePath, cause }) })
+    Effect.tryPromise({ try: run, catch: (cause) => new ExportStorageFailure({ operation, filePath, cause }) })
 
   const writeAll = <E, R>(handle: fs.promises.FileHandle, filePath: string, content: Stream.Stream<string, E, R>) =>
     Effect.gen(function*() {
@@ -90,9 +90,9 @@ export const makeLocalExportStorage = (options: {
         const target = yield* checked(filePath)
         const stat = yield* Effect.tryPromise(() => fs.promises.stat(target)).pipe(Effect.option)
         if (Option.isNone(stat) || !stat.value.isFile()) return Option.none()
-        const stream = NodeStream.fromReadable<ExportStorageError>(
+        const stream = NodeStream.fromReadable<ExportStorageFailure>(
           () => fs.createReadStream(target, { highWaterMark: 256 * 1024 }),
-          (cause) => new ExportStorageError({ operation: "read", filePath, cause })
+          (cause) => new ExportStorageFailure({ operation: "read", filePath, cause })
         )
         return Option.some({ bytes: stat.value.size, stream })
       })

@@ -5,7 +5,7 @@ import { Effect, Option, Redacted, Stream } from "effect"
 import { PassThrough } from "node:stream"
 import { AppConfig } from "../../../config"
 import { isExportFilePath } from "../../../domain/signedUrl"
-import { ExportStorageError, type ExportStorageShape, InvalidExportPath } from "./contract"
+import { ExportStorageFailure, type ExportStorageShape, InvalidExportPath } from "./contract"
 
 /**
  * Multipart parts of 8 MiB, two in flight: the upload holds at most ~16 MiB of the file in memory,
@@ -49,7 +49,7 @@ export const makeS3ExportStorage = (options: {
     // The bucket is there and the credentials may see it (the SDK's retries are cut short by the caller's timeout).
     reachable: Effect.tryPromise({
       try: (signal) => client.send(new HeadBucketCommand({ Bucket: bucket }), { abortSignal: signal }),
-      catch: (cause) => new ExportStorageError({ operation: "read", filePath: "", cause })
+      catch: (cause) => new ExportStorageFailure({ operation: "read", filePath: "", cause })
     }).pipe(Effect.asVoid),
     write: (filePath, content) =>
       Effect.gen(function*() {
@@ -75,7 +75,7 @@ export const makeS3ExportStorage = (options: {
         }).pipe(Effect.zipRight(Effect.sync(() => body.end())))
         const finish = Effect.tryPromise({
           try: () => upload.done(),
-          catch: (cause) => new ExportStorageError({ operation: "write", filePath, cause })
+          catch: (cause) => new ExportStorageFailure({ operation: "write", filePath, cause })
         })
         // Both at once: the upload consumes what the feed writes; if either fails, the other stops.
         yield* Effect.all([feed, finish], { concurrency: 2, discard: true }).pipe(
@@ -104,7 +104,7 @@ export const makeS3ExportStorage = (options: {
               }),
               expiresAt === undefined ? { expiresIn: options.linkTtlSeconds } : presignedUntil(expiresAt, Date.now())
             ),
-          catch: (cause) => new ExportStorageError({ operation: "link", filePath, cause })
+          catch: (cause) => new ExportStorageFailure({ operation: "link", filePath, cause })
         })
       ),
     // Downloads go straight to the object store.

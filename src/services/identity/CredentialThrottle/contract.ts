@@ -23,7 +23,7 @@ export interface FailureTally {
 }
 
 /** The shared store (Redis) could not be asked: this instance counts on its own meanwhile. */
-export class FailureStoreUnavailable extends Data.TaggedClass("FailureStoreUnavailable")<{ readonly cause: unknown }> {}
+export class ThrottleStoreFailure extends Data.TaggedClass("ThrottleStoreFailure")<{ readonly cause: unknown }> {}
 
 /**
  * Where failures are counted, in fixed windows that start at a count's first failure: this process, or
@@ -31,7 +31,7 @@ export class FailureStoreUnavailable extends Data.TaggedClass("FailureStoreUnava
  * has reached its limit: one atomic decision, so concurrent guesses cannot pass a limit together.
  */
 export interface FailureStore {
-  readonly add: (counts: ReadonlyArray<FailureCount>, windowMs: number) => Effect.Effect<FailureTally, FailureStoreUnavailable>
+  readonly add: (counts: ReadonlyArray<FailureCount>, windowMs: number) => Effect.Effect<FailureTally, ThrottleStoreFailure>
   /** Takes back one failure `add` counted in each of these counts (the credential proved valid after all). */
-  readonly remove: (counts: ReadonlyArray<FailureCount>) => Effect.Effect<void, FailureStoreUnavailable>
+  readonly remove: (counts: ReadonlyArray<FailureCount>) => Effect.Effect<void, ThrottleStoreFailure>
 }

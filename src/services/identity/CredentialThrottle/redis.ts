@@ -1,7 +1,7 @@
 import { Effect, type Scope } from "effect"
 import type { Redis } from "ioredis"
 import { connectRedis, type RedisConnectionOptions } from "../../../platform/redisConnection"
-import { type FailureStore, FailureStoreUnavailable } from "./contract"
+import { type FailureStore, ThrottleStoreFailure } from "./contract"
 
 /**
  * One script per decision, as the rate limiter's: if any count has reached its limit, nothing is counted
@@ -60,12 +60,12 @@ export const makeRedisFailureStore = (options: RedisConnectionOptions): Effect.E
       add: (counts, windowMs) =>
         Effect.tryPromise({
           try: () => (redis as WithScript).addFailure(counts.length, ...counts.map((c) => c.key), windowMs, ...counts.map((c) => c.limit)),
-          catch: (cause) => new FailureStoreUnavailable({ cause })
+          catch: (cause) => new ThrottleStoreFailure({ cause })
         }).pipe(Effect.map((reply) => ({ waitMs: Number(reply[0]), failures: reply.slice(1).map(Number) }))),
       remove: (counts) =>
         Effect.tryPromise({
           try: () => (redis as WithScript).removeFailure(counts.length, ...counts.map((c) => c.key)),
-          catch: (cause) => new FailureStoreUnavailable({ cause })
+          catch: (cause) => new ThrottleStoreFailure({ cause })
         }).pipe(Effect.asVoid)
     }
   })

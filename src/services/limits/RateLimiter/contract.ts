@@ -26,7 +26,7 @@ export interface RateDecision {
 }
 
 /** The shared store (Redis) could not be asked; what happens then is a setting. */
-export class RateLimiterUnavailable extends Data.TaggedError("RateLimiterUnavailable")<{ readonly cause: unknown }> {}
+export class RateLimiterFailure extends Data.TaggedError("RateLimiterFailure")<{ readonly cause: unknown }> {}
 
 /**
  * Per-minute token buckets. `acquire` takes from all the given buckets or from none (one atomic
@@ -34,10 +34,10 @@ export class RateLimiterUnavailable extends Data.TaggedError("RateLimiterUnavail
  * when the real use is known, even below zero (a debt the next requests wait for).
  */
 export interface RateLimiterShape {
-  readonly acquire: (demands: ReadonlyArray<BucketDemand>) => Effect.Effect<RateDecision, RateLimiterUnavailable>
-  readonly settle: (demands: ReadonlyArray<BucketDemand>) => Effect.Effect<void, RateLimiterUnavailable>
+  readonly acquire: (demands: ReadonlyArray<BucketDemand>) => Effect.Effect<RateDecision, RateLimiterFailure>
+  readonly settle: (demands: ReadonlyArray<BucketDemand>) => Effect.Effect<void, RateLimiterFailure>
   /** Whether `settle` is done at once, in memory: then it is cheaper to run in place than in a fiber of its own. */
   readonly settlesInPlace: boolean
   /** Whether the shared store answers, for /readyz; absent when the buckets are in this process. */
-  readonly reachable?: Effect.Effect<void, RateLimiterUnavailable>
+  readonly reachable?: Effect.Effect<void, RateLimiterFailure>
 }

@@ -2,7 +2,7 @@ import { Effect, type Scope } from "effect"
 import type { Redis } from "ioredis"
 import { untilFull } from "../../../domain/tokenBucket"
 import { connectRedis, type RedisConnectionOptions } from "../../../platform/redisConnection"
-import { type BucketDemand, type RateLimiterShape, RateLimiterUnavailable } from "./contract"
+import { type BucketDemand, type RateLimiterShape, RateLimiterFailure } from "./contract"
 
 /**
  * One script per decision: it refills every bucket from Redis's own clock (so instances agree on
@@ -65,7 +65,7 @@ export const makeRedisRateLimiter = (options: RedisLimiterOptions): Effect.Effec
             ...demands.flatMap((d) => [d.limit, d.amount]),
             mode
           ),
-        catch: (cause) => new RateLimiterUnavailable({ cause })
+        catch: (cause) => new RateLimiterFailure({ cause })
       }).pipe(Effect.map((reply) => ({ wait: Number(reply[0]), levels: reply.slice(1).map(Number) })))
 
     return {
@@ -83,6 +83,6 @@ export const makeRedisRateLimiter = (options: RedisLimiterOptions): Effect.Effec
       settle: (demands) => Effect.asVoid(run(demands, "settle")),
       settlesInPlace: false,
       // Fails at once while disconnected (no offline queue), or after RATE_LIMIT_REDIS_TIMEOUT_MS.
-      reachable: Effect.asVoid(Effect.tryPromise({ try: () => redis.ping(), catch: (cause) => new RateLimiterUnavailable({ cause }) }))
+      reachable: Effect.asVoid(Effect.tryPromise({ try: () => redis.ping(), catch: (cause) => new RateLimiterFailure({ cause }) }))
     }
   })
