@@ -14,7 +14,7 @@ import { ensureBuilt } from "../../test/support/builtService"
 import { writeSection } from "../results"
 import { summariseAllocations } from "./profileSummary"
 import { freePort, pinning, type Started, stop, waitForPort } from "./processes"
-import { chatBody, type Family, failureOf, forwarded, provision, startService, startSimulator, twentyTokens } from "./targets"
+import { failureOf, forwarded, type GatewayWorkload, gatewayWorkloads, provision, startService, startSimulator } from "./targets"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const work = path.join(root, "bench/.work/allocations")
@@ -22,23 +22,7 @@ const requests = Number(process.env.BENCH_REQUESTS ?? "20000")
 const top = Number(process.env.BENCH_TOP ?? "15")
 const concurrency = 32
 
-interface Workload {
-  readonly name: string
-  readonly family: Family
-  readonly body: string
-}
-
-const allWorkloads: ReadonlyArray<Workload> = [
-  { name: "chat completion JSON", family: "chat", body: chatBody({ stream: false }) },
-  { name: "chat completion stream (20 chunks)", family: "chat", body: chatBody({ stream: true }) },
-  { name: "embeddings", family: "embeddings", body: JSON.stringify({ model: "text-embedding-ada-002", input: "The quick brown fox jumps over the lazy dog." }) },
-  {
-    name: "messages stream (20 chunks)",
-    family: "messages",
-    body: JSON.stringify({ model: "assistantmodel-sonnet-4-5-20250929", max_tokens: 100, stream: true, messages: [{ role: "user", content: twentyTokens }] })
-  }
-]
-const workloads = allWorkloads.filter((w) => process.env.BENCH_WORKLOADS === undefined || process.env.BENCH_WORKLOADS.split(",").some((n) => w.name.startsWith(n)))
+const workloads = gatewayWorkloads()
 
 /** Sends `count` requests, `concurrency` at a time, each read to its end; fails on any answer but 200. */
 const send = async (pool: Pool, request: ReturnType<typeof forwarded>, count: number): Promise<void> => {

@@ -16,7 +16,7 @@ import { ensureBuilt } from "../../test/support/builtService"
 import { writeSection } from "../results"
 import { ensureWrk, median, type Request, timeToFirstByte, wrk, wrkWithCpu } from "./load"
 import { freePort, pinning, start, type Started, stop, waitForPort } from "./processes"
-import { chatBody, failureOf, type Family, forwarded, provision, serviceEnv, startFloor, startSimulator, twentyTokens, type Via } from "./targets"
+import { failureOf, forwarded, type GatewayWorkload, gatewayWorkloads, provision, serviceEnv, startFloor, startSimulator, type Via } from "./targets"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const work = path.join(root, "bench/.work/gateway")
@@ -51,30 +51,8 @@ const commandOf = ({ dir, flags }: Build): Array<string> => {
   throw new Error(`${dir}: a start script this benchmark cannot read: ${start}`)
 }
 
-interface Workload {
-  readonly name: string
-  readonly family: Family
-  readonly stream: boolean
-  readonly body: string
-}
-
-const allWorkloads: ReadonlyArray<Workload> = [
-  { name: "chat completion JSON", family: "chat", stream: false, body: chatBody({ stream: false }) },
-  { name: "chat completion stream (20 chunks)", family: "chat", stream: true, body: chatBody({ stream: true }) },
-  {
-    name: "embeddings",
-    family: "embeddings",
-    stream: false,
-    body: JSON.stringify({ model: "text-embedding-ada-002", input: "The quick brown fox jumps over the lazy dog." })
-  },
-  {
-    name: "messages stream (20 chunks)",
-    family: "messages",
-    stream: true,
-    body: JSON.stringify({ model: "assistantmodel-sonnet-4-5-20250929", max_tokens: 100, stream: true, messages: [{ role: "user", content: twentyTokens }] })
-  }
-]
-const workloads = allWorkloads.filter((w) => process.env.BENCH_WORKLOADS === undefined || process.env.BENCH_WORKLOADS.split(",").some((n) => w.name.startsWith(n)))
+type Workload = GatewayWorkload
+const workloads = gatewayWorkloads()
 
 const main = async (): Promise<void> => {
   if (builds.length === 0) throw new Error("BENCH_BUILDS names no build (label=folder,…)")

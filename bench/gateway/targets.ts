@@ -164,3 +164,34 @@ export const failureOf = async (baseUrl: string, request: Request): Promise<stri
   const text = await answer.text()
   return answer.status === 200 ? undefined : `${answer.status} ${text.slice(0, 200)}`
 }
+
+/** One of the gateway benchmark's four workloads, as the scripts that send it plainly (not per target) use it. */
+export interface GatewayWorkload {
+  readonly name: string
+  readonly family: Family
+  readonly stream: boolean
+  readonly body: string
+}
+
+/** The four workloads of bench:gateway, chosen by BENCH_WORKLOADS (prefixes of their names, comma-separated). */
+export const gatewayWorkloads = (): ReadonlyArray<GatewayWorkload> => {
+  const all: ReadonlyArray<GatewayWorkload> = [
+    { name: "chat completion JSON", family: "chat", stream: false, body: chatBody({ stream: false }) },
+    { name: "chat completion stream (20 chunks)", family: "chat", stream: true, body: chatBody({ stream: true }) },
+    {
+      name: "embeddings",
+      family: "embeddings",
+      stream: false,
+      body: JSON.stringify({ model: "text-embedding-ada-002", input: "The quick brown fox jumps over the lazy dog." })
+    },
+    {
+      name: "messages stream (20 chunks)",
+      family: "messages",
+      stream: true,
+      body: JSON.stringify({ model: "assistantmodel-sonnet-4-5-20250929", max_tokens: 100, stream: true, messages: [{ role: "user", content: twentyTokens }] })
+    }
+  ]
+  const chosen = process.env.BENCH_WORKLOADS?.split(",")
+  return all.filter((w) => chosen === undefined || chosen.some((prefix) => w.name.startsWith(prefix)))
+}
+
