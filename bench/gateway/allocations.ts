@@ -14,7 +14,7 @@ import { ensureBuilt } from "../../test/support/builtService"
 import { writeSection } from "../results"
 import { summariseAllocations } from "./profileSummary"
 import { freePort, pinning, type Started, stop, waitForPort } from "./processes"
-import { failureOf, forwarded, type GatewayWorkload, gatewayWorkloads, provision, startService, startSimulator } from "./targets"
+import { failureOf, forwarded, gatewayWorkloads, provision, startService, startSimulator } from "./targets"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const work = path.join(root, "bench/.work/allocations")
