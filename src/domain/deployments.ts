@@ -12,6 +12,9 @@ import type { ProviderId } from "./providerId"
 export const upstreamKinds = ["native", "azure", "bedrock", "vertex"] as const
 export type UpstreamKindName = (typeof upstreamKinds)[number]
 
+/** Which forwarded operation a call is: the kinds address each one their own way. */
+export type UpstreamOperation = "chat_completions" | "embeddings" | "messages" | "count_tokens" | "fim_completions" | "responses"
+
 /** A provider and region as the path names them: `provider_a/eu`. */
 export type RouteId = `${ProviderId}/${string}`
 

@@ -1,5 +1,5 @@
 import type { Effect, Redacted } from "effect"
-import type { Deployment } from "../../../domain/deployments"
+import type { Deployment, UpstreamOperation } from "../../../domain/deployments"
 import type { SseEvent } from "../../../domain/sse"
 import type { ProviderDialect } from "../../../providers/providerDialect"
 import type { UpstreamFailure } from "../UpstreamClient"
@@ -11,8 +11,7 @@ import type { UpstreamFailure } from "../UpstreamClient"
  * they are: whatever a kind receives or gives back is in the provider's own wire format.
  */
 
-/** Which forwarded operation a call is: the kinds address each one their own way. */
-export type UpstreamOperation = "chat_completions" | "embeddings" | "messages" | "count_tokens" | "fim_completions" | "responses"
+export type { UpstreamOperation } from "../../../domain/deployments"
 
 /** A validated request on its way to one deployment, in the provider's own wire format. */
 export interface UpstreamCall {

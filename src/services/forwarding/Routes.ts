@@ -1,0 +1,231 @@
+import { Context, Effect, Either, Layer, Option, Redacted, type Scope } from "effect"
+import { AppConfig } from "../../config"
+import { attemptOrder } from "../../domain/attemptOrder"
+import { type Deployment, type NativeDeployment, type RouteId, routeId, type RoutesSetting, upstreamModelOf } from "../../domain/deployments"
+import { MODEL_CATALOG } from "../../domain/models"
+import type { ProviderId } from "../../domain/providerId"
+import { RegionNotServed } from "../../domain/refusals"
+import { providers } from "../../providers/provider"
+import type { ProviderDialect } from "../../providers/providerDialect"
+
+/** UPSTREAM_MAX_ATTEMPTS until the routes file lands in the configuration. */
+const maxAttempts = 3
+
+/** One try of a request: the deployment and the model's id there. */
+export interface Attempt {
+  readonly deployment: Deployment
+  readonly upstreamModel: string
+}
+
+/** A provider and region, with the deployments that serve it. */
+export interface Route {
+  readonly id: RouteId
+  readonly deployments: ReadonlyArray<Deployment>
+  /** Whether a deployment of the route serves the model (with the workspace's own key: a native one). */
+  readonly serves: (model: string, ownKey: boolean) => boolean
+  /** The deployments to try for a request, in order (priority, weight, cooldowns), at most UPSTREAM_MAX_ATTEMPTS. */
+  readonly attempts: (model: string, ownKey: boolean) => ReadonlyArray<Attempt>
+}
+
+/** How a deployment fares, as this instance saw it: GET /admin/upstreams. */
+export interface DeploymentState {
+  readonly route: RouteId
+  readonly deployment: string
+  readonly kind: Deployment["kind"]
+  readonly state: "available" | "cooling"
+  readonly coolingUntil: Date | undefined
+  readonly lastError: string | undefined
+  readonly requests: number
+  readonly failures: number
+}
+
+/** Counters and cooldown of one deployment (this instance's). */
+interface Health {
+  requests: number
+  failures: number
+  coolingUntil: number
+  lastError: string | undefined
+}
+
+export class Routes extends Context.Tag("Routes")<Routes, {
+  /** The route of a provider in a region: the one place a region is checked (the provider's record lists them). */
+  readonly route: (provider: ProviderDialect, region: string) => Either.Either<Route, RegionNotServed>
+  /** An attempt got an answer it could use (2xx, or a refusal of the request itself). */
+  readonly succeeded: (deployment: Deployment) => void
+  /** An attempt failed before the first byte: the deployment cools down for `retryAfterSeconds`, else cooldownSeconds. */
+  readonly failed: (deployment: Deployment, error: string, retryAfterSeconds: number | undefined) => Effect.Effect<void>
+  readonly states: () => ReadonlyArray<DeploymentState>
+  /** Every deployment's url and secrets that a client must never see in an upstream's words. */
+  readonly secrets: () => { readonly keys: ReadonlyArray<string>; readonly hosts: ReadonlyArray<string> }
+}>() {
+  /**
+   * The routes of the configuration; those it names nowhere are answered by the built-in simulator, started on
+   * a loopback port for the life of the service, with a warning naming them. `startSimulator` starts it and
+   * gives its base URL (the wiring's, src/appLayer.ts: no service imports the simulator).
+   */
+  static readonly layer = <E>(startSimulator: Effect.Effect<string, E, Scope.Scope>) =>
+    Layer.scoped(
+      Routes,
+      Effect.gen(function*() {
+        const config = yield* AppConfig
+        const setting = routesSetting(config)
+        const served = providers.flatMap((provider) => provider.regions.map((region) => routeId(provider.id, region)))
+        const unset = served.filter((id) => !setting.routes.has(id))
+        const simulatorUrl = unset.length === 0 ? undefined : yield* startSimulator
+        if (simulatorUrl !== undefined) {
+          yield* Effect.logWarning("no upstream configured: the built-in simulator answers instead").pipe(
+            Effect.annotateLogs({ routes: unset, simulator: simulatorUrl })
+          )
+        }
+        const deploymentsOf = (id: RouteId): ReadonlyArray<Deployment> =>
+          setting.routes.get(id) ?? [simulatedDeployment(id, simulatorUrl ?? "")]
+        const health = new Map<string, Health>()
+        const healthOf = (deployment: Deployment): Health => {
+          const known = health.get(deployment.name)
+          if (known !== undefined) return known
+          const fresh: Health = { requests: 0, failures: 0, coolingUntil: 0, lastError: undefined }
+          health.set(deployment.name, fresh)
+          return fresh
+        }
+        const coolingUntil = (name: string) => health.get(name)?.coolingUntil
+        const catalogIds = new Map<ProviderId, ReadonlySet<string>>(
+          providers.map((provider) => [provider.id, new Set(MODEL_CATALOG.filter((model) => model.provider === provider.id).map((model) => model.id))])
+        )
+        const makeRoute = (provider: ProviderDialect, region: string): Route => {
+          const id = routeId(provider.id as ProviderId, region)
+          const deployments = deploymentsOf(id)
+          const ids = catalogIds.get(provider.id as ProviderId) ?? new Set<string>()
+          const native = deployments.filter((deployment) => deployment.kind === "native")
+          /** The model's id on a deployment; a workspace's own models go as they are to native deployments without a map. */
+          const modelOn = (deployment: Deployment, model: string, ownKey: boolean): string | undefined =>
+            ownKey && deployment.models === undefined ? model : upstreamModelOf(deployment, model, ids)
+          const candidatesFor = (model: string, ownKey: boolean): ReadonlyArray<Deployment> =>
+            (ownKey ? native : deployments).filter((deployment) => modelOn(deployment, model, ownKey) !== undefined)
+          return {
+            id,
+            deployments,
+            serves: (model, ownKey) => candidatesFor(model, ownKey).length > 0,
+            attempts: (model, ownKey) =>
+              attemptOrder(candidatesFor(model, ownKey), coolingUntil, Date.now(), maxAttempts).map((deployment) => ({
+                deployment,
+                upstreamModel: modelOn(deployment, model, ownKey) ?? model
+              }))
+          }
+        }
+        const routes = new Map<string, Route>(
+          providers.flatMap((provider) => provider.regions.map((region) => [`${provider.id}/${region}`, makeRoute(provider, region)] as const))
+        )
+        const allDeployments = [...routes.values()].flatMap((route) => route.deployments)
+        return {
+          route: (provider, region) => {
+            const route = routes.get(`${provider.id}/${region}`)
+            return route === undefined ? Either.left(new RegionNotServed({ region })) : Either.right(route)
+          },
+          succeeded: (deployment) => {
+            const state = healthOf(deployment)
+            state.requests += 1
+            if (state.coolingUntil !== 0 && state.coolingUntil <= Date.now()) {
+              state.coolingUntil = 0
+            }
+          },
+          failed: (deployment, error, retryAfterSeconds) =>
+            Effect.suspend(() => {
+              const state = healthOf(deployment)
+              state.requests += 1
+              state.failures += 1
+              state.lastError = error
+              const seconds = retryAfterSeconds ?? setting.cooldownSeconds
+              state.coolingUntil = Date.now() + seconds * 1_000
+              return Effect.logWarning("upstream deployment cooled down").pipe(
+                Effect.annotateLogs({ route: deployment.route, deployment: deployment.name, error, seconds })
+              )
+            }),
+          states: () =>
+            allDeployments.map((deployment) => {
+              const state = health.get(deployment.name)
+              const cooling = state !== undefined && state.coolingUntil > Date.now()
+              return {
+                route: deployment.route,
+                deployment: deployment.name,
+                kind: deployment.kind,
+                state: cooling ? "cooling" : "available",
+                coolingUntil: cooling ? new Date(state.coolingUntil) : undefined,
+                lastError: state?.lastError,
+                requests: state?.requests ?? 0,
+                failures: state?.failures ?? 0
+              }
+            }),
+          secrets: () => secretsOf(allDeployments)
+        }
+      })
+    )
+}
+
+/** The simulator standing in for a route named nowhere. */
+const simulatedDeployment = (id: RouteId, url: string): NativeDeployment => {
+  const [provider, region] = id.split("/") as [ProviderId, string]
+  return {
+    kind: "native",
+    name: `simulator-${provider}-${region}`,
+    route: id,
+    provider,
+    region,
+    priority: 0,
+    weight: 1,
+    models: undefined,
+    url,
+    simulated: true,
+    apiKey: Redacted.make("simulator")
+  }
+}
+
+/** The UPSTREAM_PROVIDER_* shorthand as routes of one native deployment each. */
+const routesSetting = (config: AppConfig["Type"]): RoutesSetting => {
+  const routes = new Map<RouteId, ReadonlyArray<Deployment>>()
+  for (const provider of providers) {
+    for (const region of provider.regions) {
+      const id = routeId(provider.id, region)
+      const configured = config.upstreams[`${provider.id}_${region}` as keyof typeof config.upstreams]
+      if (Option.isSome(configured)) {
+        routes.set(id, [{
+          kind: "native",
+          name: `${provider.id}-${region}`,
+          route: id,
+          provider: provider.id,
+          region,
+          priority: 0,
+          weight: 1,
+          models: undefined,
+          url: configured.value.url.replace(/\/+$/, ""),
+          simulated: false,
+          apiKey: configured.value.key as Redacted.Redacted<string>
+        }])
+      }
+    }
+  }
+  return { cooldownSeconds: 30, routes, catalog: { mode: "extend", models: [] } }
+}
+
+/** Keys and hosts of every deployment: none may reach a client through an upstream's words. */
+const secretsOf = (deployments: ReadonlyArray<Deployment>) => {
+  const keys: Array<string> = []
+  const hosts: Array<string> = []
+  for (const deployment of deployments) {
+    if (deployment.simulated) continue
+    const url = new URL(deployment.url)
+    hosts.push(url.host, url.hostname)
+    switch (deployment.kind) {
+      case "native":
+      case "azure":
+        keys.push(Redacted.value(deployment.apiKey))
+        break
+      case "bedrock":
+        if (deployment.credentials._tag === "Static") keys.push(Redacted.value(deployment.credentials.secretAccessKey), deployment.credentials.accessKeyId)
+        break
+      case "vertex":
+        keys.push(Redacted.value(deployment.serviceAccount.privateKey))
+        break
+    }
+  }
+  return { keys: keys.filter((key) => key !== ""), hosts }
+}
