@@ -10,6 +10,7 @@ export const FaultKind = Schema.Literal(
   "overloaded", // 503 (provider_b: 529)
   "server_error", // 500
   "unauthorized", // 401
+  "content_filter", // 400 with code content_filter: the prompt refused by a content filter (the azure kind's refusal)
   "bad_gateway", // 502 with an HTML page, as a proxy in front of the provider answers
   "malformed_body", // 200 whose body is not valid JSON / SSE
   "ignore_stream", // a stream asked for, a 200 JSON answer given (a server that ignores `stream`)

@@ -14,4 +14,6 @@ export interface Dialect {
   /** Error answered when the credential is missing, or wrong. */
   readonly missingKey: SimulatorError
   readonly wrongKey: SimulatorError
+  /** Where the request's key is read from; undefined: a bearer token or x-api-key. */
+  readonly credential?: (header: (name: string) => string | undefined) => string | undefined
 }

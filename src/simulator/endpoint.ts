@@ -64,7 +64,13 @@ const faultErrors: Partial<Record<FaultKind, SimulatorError>> = {
   rate_limit: new SimulatorError({ kind: "rate_limit", message: "Rate limit reached (simulated). Please retry later." }),
   overloaded: new SimulatorError({ kind: "overloaded", message: "The server is currently overloaded (simulated)." }),
   server_error: new SimulatorError({ kind: "server_error", message: "The server had an error while processing your request (simulated)." }),
-  unauthorized: new SimulatorError({ kind: "authentication", message: "Invalid API key (simulated)." })
+  unauthorized: new SimulatorError({ kind: "authentication", message: "Invalid API key (simulated)." }),
+  content_filter: new SimulatorError({
+    kind: "invalid_request",
+    message: "The prompt was filtered by the content management policy (simulated).",
+    path: ["prompt"],
+    code: "content_filter"
+  })
 }
 
 /** The error kind closest to an arbitrary status, for the body of a `status=NNN` control. */
@@ -248,7 +254,7 @@ export const credentialRefusal = (
 ): SimulatorError | undefined => {
   const accepted = [...Option.toArray(settings.apiKey), ...settings.acceptedKeys].map(Redacted.value)
   if (accepted.length === 0 && expectKey === undefined) return undefined
-  const credential = credentialOf(header)
+  const credential = (dialect.credential ?? credentialOf)(header)
   if (credential === undefined || credential.length === 0) return dialect.missingKey
   if (accepted.length > 0 && !accepted.includes(credential)) return dialect.wrongKey
   if (expectKey !== undefined && !hexDigest([credential], 64).startsWith(expectKey)) return dialect.wrongKey

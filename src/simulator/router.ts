@@ -1,6 +1,7 @@
 // The simulator's routes: the providers' API paths under their API roots, and a health check.
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
+import { azureRouter } from "./clouds/azure/routes"
 import { serveEndpoint } from "./endpoint"
 import { serveModels } from "./models"
 import { chatCompletionsEndpoint } from "./providerA/chatCompletions"
@@ -10,6 +11,7 @@ import { messagesEndpoint } from "./providerB/messages"
 import { fimCompletionsEndpoint } from "./providerC/fimCompletions"
 
 export const simulatorRouter = HttpRouter.empty.pipe(
+  HttpRouter.concat(azureRouter),
   HttpRouter.post("/v1/chat/completions", serveEndpoint(chatCompletionsEndpoint)),
   HttpRouter.post("/v1/embeddings", serveEndpoint(embeddingsEndpoint)),
   HttpRouter.post("/v1/messages", serveEndpoint(messagesEndpoint)),

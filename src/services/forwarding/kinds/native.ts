@@ -4,8 +4,9 @@ import { boundedSseDecoder } from "../../../domain/sse"
 import type { UpstreamKind } from "./UpstreamKind"
 
 /**
- * The provider's own API (or any server that speaks it): the provider's path appended to the deployment's url, the
- * key as the provider takes it (the workspace's own when it brought one), the body and the answers as they are.
+ * The provider's own API (or any server speaking it): the provider's path appended to the deployment's url, the
+ * key as the provider's clients send it — the workspace's own (BYOK) when it has one, the deployment's otherwise.
+ * Requests, streams and errors are already in the provider's format: nothing to rewrite.
  */
 export const nativeKind: UpstreamKind<NativeDeployment> = {
   kind: "native",
@@ -13,7 +14,11 @@ export const nativeKind: UpstreamKind<NativeDeployment> = {
     Effect.succeed({
       url: `${deployment.url}${call.path}`,
       method: "POST",
-      headers: { ...call.headers, ...call.provider.upstreamAuth(call.ownKey ?? deployment.apiKey) },
+      headers: {
+        ...call.headers,
+        "content-type": "application/json",
+        ...call.provider.upstreamAuth(call.ownKey ?? deployment.apiKey)
+      },
       body: JSON.stringify(call.body)
     }),
   streamContentType: "text/event-stream",
