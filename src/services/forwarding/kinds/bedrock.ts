@@ -33,7 +33,8 @@ export const encodeModelId = (id: string): string => id.replace(/[^A-Za-z0-9\-._
 
 const invokeBody = (call: UpstreamCall): Record<string, unknown> => {
   const { model: _model, stream: _stream, ...rest } = call.body
-  const betas = (call.headers["anthropic-beta"] ?? "").split(",").map((beta) => beta.trim()).filter((beta) => beta !== "")
+  const header = Object.entries(call.headers).find(([name]) => name.toLowerCase() === "anthropic-beta")?.[1]
+  const betas = (header ?? "").split(",").map((beta) => beta.trim()).filter((beta) => beta !== "")
   return { ...rest, anthropic_version: bedrockAnthropicVersion, ...(betas.length > 0 ? { anthropic_beta: betas } : {}) }
 }
 
