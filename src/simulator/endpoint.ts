@@ -50,7 +50,7 @@ export const errorResponse = (dialect: Dialect, error: SimulatorError, requestId
  * "reset" sends a TCP reset at once; "cut" first flushes what was written, so the client sees a truncated
  * body (after the status and headers at least: they are sent first when nothing was written yet).
  */
-const dropConnection = (request: HttpServerRequest.HttpServerRequest, how: "reset" | "cut"): Effect.Effect<never> =>
+export const dropConnection = (request: HttpServerRequest.HttpServerRequest, how: "reset" | "cut"): Effect.Effect<never> =>
   Effect.sync(() => {
     const response = NodeHttpServerRequest.toServerResponse(request)
     const socket = response.socket

@@ -1,7 +1,8 @@
-// The simulator's routes: the providers' API paths under their API roots, and a health check.
+// The simulator's routes: the providers' API paths under their API roots, the clouds' paths, and a health check.
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { azureRouter } from "./clouds/azure/routes"
+import { serveBedrock } from "./clouds/bedrock/invoke"
 import { serveEndpoint } from "./endpoint"
 import { serveModels } from "./models"
 import { chatCompletionsEndpoint } from "./providerA/chatCompletions"
@@ -18,6 +19,10 @@ export const simulatorRouter = HttpRouter.empty.pipe(
   HttpRouter.post("/v1/messages/count_tokens", serveEndpoint(countTokensEndpoint)),
   HttpRouter.post("/v1/fim/completions", serveEndpoint(fimCompletionsEndpoint)),
   HttpRouter.get("/v1/models", serveModels),
+  // The clouds: Bedrock's InvokeModel (the model id in the path).
+  HttpRouter.post("/model/:modelId/invoke", serveBedrock("invoke")),
+  HttpRouter.post("/model/:modelId/invoke-with-response-stream", serveBedrock("invoke-with-response-stream")),
+  HttpRouter.post("/model/:modelId/count-tokens", serveBedrock("count-tokens")),
   HttpRouter.get("/healthz", HttpServerResponse.text("ok")),
   HttpRouter.all(
     "*",

@@ -14,6 +14,8 @@ export interface SimulatorSettingsShape {
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   /** Further keys accepted besides apiKey (customer-supplied keys of workspaces, in tests): any of them will do. */
   readonly acceptedKeys: ReadonlyArray<Redacted.Redacted<string>>
+  /** The AWS credentials the simulated Bedrock checks SigV4 signatures against. */
+  readonly aws: { readonly accessKeyId: string; readonly secretAccessKey: Redacted.Redacted<string> }
 }
 
 export const defaultSimulatorSettings: SimulatorSettingsShape = {
@@ -22,7 +24,8 @@ export const defaultSimulatorSettings: SimulatorSettingsShape = {
   chunkTokens: 1,
   retryAfterMs: 1000,
   apiKey: Option.none(),
-  acceptedKeys: []
+  acceptedKeys: [],
+  aws: { accessKeyId: "AKIASIMULATOR0000001", secretAccessKey: Redacted.make("simulator-aws-secret-access-key") }
 }
 
 export class SimulatorSettings extends Context.Tag("simulator/SimulatorSettings")<
@@ -34,7 +37,7 @@ export class SimulatorSettings extends Context.Tag("simulator/SimulatorSettings"
 
   /**
    * SIMULATOR_LATENCY_MS, SIMULATOR_CHUNK_DELAY_MS, SIMULATOR_CHUNK_TOKENS, SIMULATOR_RETRY_AFTER_MS, SIMULATOR_API_KEY,
-   * SIMULATOR_ACCEPTED_KEYS (comma-separated).
+   * SIMULATOR_ACCEPTED_KEYS (comma-separated), SIMULATOR_AWS_ACCESS_KEY_ID, SIMULATOR_AWS_SECRET_ACCESS_KEY.
    */
   static readonly fromEnv = Layer.effect(
     SimulatorSettings,
@@ -56,7 +59,13 @@ export class SimulatorSettings extends Context.Tag("simulator/SimulatorSettings"
         acceptedKeys: yield* Config.string("SIMULATOR_ACCEPTED_KEYS").pipe(
           Config.withDefault(""),
           Config.map((list) => list.split(",").map((key) => key.trim()).filter((key) => key !== "").map((key) => Redacted.make(key)))
-        )
+        ),
+        aws: {
+          accessKeyId: yield* Config.string("SIMULATOR_AWS_ACCESS_KEY_ID").pipe(Config.withDefault(defaultSimulatorSettings.aws.accessKeyId)),
+          secretAccessKey: yield* Config.redacted("SIMULATOR_AWS_SECRET_ACCESS_KEY").pipe(
+            Config.withDefault(defaultSimulatorSettings.aws.secretAccessKey)
+          )
+        }
       }
     })
   )
