@@ -1,6 +1,8 @@
 // The simulator's routes: the providers' API paths under their API roots, and a health check.
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
+import { serveRawPredict } from "./clouds/vertex/rawPredict"
+import { serveServiceAccountFile, serveToken } from "./clouds/vertex/token"
 import { serveEndpoint } from "./endpoint"
 import { serveModels } from "./models"
 import { chatCompletionsEndpoint } from "./providerA/chatCompletions"
@@ -16,6 +18,9 @@ export const simulatorRouter = HttpRouter.empty.pipe(
   HttpRouter.post("/v1/messages/count_tokens", serveEndpoint(countTokensEndpoint)),
   HttpRouter.post("/v1/fim/completions", serveEndpoint(fimCompletionsEndpoint)),
   HttpRouter.get("/v1/models", serveModels),
+  HttpRouter.post("/v1/projects/*", serveRawPredict),
+  HttpRouter.post("/token", serveToken),
+  HttpRouter.get("/vertex/service-account.json", serveServiceAccountFile),
   HttpRouter.get("/healthz", HttpServerResponse.text("ok")),
   HttpRouter.all(
     "*",
