@@ -78,6 +78,17 @@ describe("the simulated cloud serving provider_b (vertex)", () => {
       })
     )
 
+    it.effect("counts tokens at count-tokens:rawPredict, as many as a Message of the same request reports", () =>
+      Effect.gen(function* () {
+        const sdk = yield* authorizedClient(yield* baseUrl)
+        const counted = yield* Effect.promise(() => sdk.messages.countTokens({ model, messages: hello, system: "Be brief." }))
+        const answered = yield* Effect.promise(() => sdk.messages.create({ model, max_tokens: 20, messages: hello, system: "Be brief." }))
+        expect(counted).toEqual({ input_tokens: answered.usage.input_tokens })
+        const unknown = yield* failureOf(() => sdk.messages.countTokens({ model: "assistantmodel-0", messages: hello }))
+        expect(unknown).toMatchObject({ status: 404, error: { error: { status: "NOT_FOUND" } } })
+      })
+    )
+
     it.effect("refuses a token it did not issue, and none at all, with 401 UNAUTHENTICATED", () =>
       Effect.gen(function* () {
         const url = yield* baseUrl

@@ -1,4 +1,5 @@
-// provider_b as the cloud serves it: `…/publishers/anthropic/models/{model}:rawPredict` and `:streamRawPredict`,
+// provider_b as the cloud serves it: `…/publishers/anthropic/models/{model}:rawPredict` and `:streamRawPredict`
+// (and token counting at `…/models/count-tokens:rawPredict`),
 // an OAuth2 bearer token of the simulator's authority, the model in the path and `anthropic_version` in the
 // body; then the messages endpoint's own answers, streams and fault controls. Authorization, quota and
 // unknown-model refusals come in the cloud's error format `{ error: { code, message, status } }`.
@@ -6,6 +7,7 @@ import { HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
 import type { Dialect } from "../../dialect"
 import { errorResponse, serveEndpoint, type SimulatedEndpoint } from "../../endpoint"
+import { countTokensEndpoint } from "../../providerB/countTokens"
 import { messagesEndpoint } from "../../providerB/messages"
 import { providerBDialect } from "../../providerB/dialect"
 import { SimulatorSettings } from "../../settings"
@@ -51,21 +53,30 @@ const invalid = (message: string) => new SimulatorError({ kind: "invalid_request
 /** The cloud names a model `name@version`; the provider's own id is `name-version` (what the answer names). */
 const providerModelId = (cloudModel: string) => cloudModel.replace("@", "-")
 
-/** The messages endpoint behind the cloud's body rules, for the model named in the path. */
-const vertexMessages = (model: string, resource: string): SimulatedEndpoint<SimulatorTokenizer> => ({
+/**
+ * A provider_b endpoint behind the cloud's body rules: `anthropic_version` in the body (the counting method may
+ * leave it out), the model from the path (generation) or from the body (counting), in the cloud's `name@version`.
+ */
+const behindTheCloud = (
+  endpoint: SimulatedEndpoint<SimulatorTokenizer>,
+  pathModel: string | undefined,
+  resource: (model: string) => string
+): SimulatedEndpoint<SimulatorTokenizer> => ({
   dialect: vertexDialect,
   answer: (body, context) => {
-    if ("model" in body) return Effect.fail(invalid("model: Extra inputs are not permitted"))
-    const { anthropic_version: version, ...rest } = body
-    if (version !== vertexMessagesVersion) {
+    const { anthropic_version: version, model: bodyModel, ...rest } = body
+    if (pathModel !== undefined && bodyModel !== undefined) return Effect.fail(invalid("model: Extra inputs are not permitted"))
+    const model = pathModel ?? bodyModel
+    if (typeof model !== "string") return Effect.fail(invalid("model: Field required"))
+    if (version !== vertexMessagesVersion && !(pathModel === undefined && version === undefined)) {
       return Effect.fail(invalid(`anthropic_version: Input should be '${vertexMessagesVersion}'`))
     }
-    return messagesEndpoint.answer(
+    return endpoint.answer(
       { ...rest, model: providerModelId(model) },
       { controls: context.controls, header: (name) => (name === "anthropic-version" ? providerVersion : context.header(name)) }
     ).pipe(
       Effect.mapError((error) =>
-        error.kind === "not_found" ? new SimulatorError({ kind: "not_found", message: `Publisher Model \`${resource}\` not found.` }) : error
+        error.kind === "not_found" ? new SimulatorError({ kind: "not_found", message: `Publisher Model \`${resource(model)}\` not found.` }) : error
       )
     )
   }
@@ -94,8 +105,12 @@ export const serveRawPredict = Effect.gen(function* () {
   if (!(yield* authority.accepts(token))) return errorResponse(vertexDialect, vertexDialect.wrongKey, requestId, 0)
   // The bearer is an OAuth2 token, not one of the simulator's API keys: those are not asked for here.
   const [, project = "", location = "", model = ""] = match.map(decodedSegment)
-  const resource = `projects/${project}/locations/${location}/publishers/anthropic/models/${model}`
-  return yield* serveEndpoint(vertexMessages(model, resource)).pipe(
+  const resource = (named: string) => `projects/${project}/locations/${location}/publishers/anthropic/models/${named}`
+  // The counting method is addressed as a model of its own, `count-tokens`, taking the model in the body.
+  const endpoint = model === "count-tokens" && match[4] === "rawPredict"
+    ? behindTheCloud(countTokensEndpoint, undefined, resource)
+    : behindTheCloud(messagesEndpoint, model, resource)
+  return yield* serveEndpoint(endpoint).pipe(
     Effect.provideService(SimulatorSettings, { ...settings, apiKey: Option.none(), acceptedKeys: [] })
   )
 })

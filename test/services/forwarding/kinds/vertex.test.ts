@@ -105,6 +105,17 @@ describe("the vertex kind", () => {
       })
     )
 
+    it.effect("counts tokens through the counting method of the simulated cloud", () =>
+      Effect.gen(function* () {
+        const kind = yield* makeVertexKind
+        const messages = callOf(false, "count_tokens")
+        const { max_tokens: _maxTokens, ...countBody } = messages.body
+        const answer = yield* send(yield* kind.prepare(yield* simulated, { ...messages, path: "/v1/messages/count_tokens", body: countBody }))
+        expect(answer.status).toBe(200)
+        expect(JSON.parse(answer.body.toString("utf8"))).toEqual({ input_tokens: expect.any(Number) })
+      })
+    )
+
     it.effect("fetches one token for many calls, concurrent ones sharing the fetch in flight", () =>
       Effect.gen(function* () {
         const authority = yield* VertexAuthority
