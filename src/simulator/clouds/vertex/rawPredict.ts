@@ -103,13 +103,13 @@ export const serveRawPredict = Effect.gen(function* () {
   const token = /^Bearer\s+(.+)$/i.exec(request.headers["authorization"] ?? "")?.[1]?.trim()
   if (token === undefined) return errorResponse(vertexDialect, vertexDialect.missingKey, requestId, 0)
   if (!(yield* authority.accepts(token))) return errorResponse(vertexDialect, vertexDialect.wrongKey, requestId, 0)
-  // The bearer is an OAuth2 token, not one of the simulator's API keys: those are not asked for here.
   const [, project = "", location = "", model = ""] = match.map(decodedSegment)
   const resource = (named: string) => `projects/${project}/locations/${location}/publishers/anthropic/models/${named}`
   // The counting method is addressed as a model of its own, `count-tokens`, taking the model in the body.
   const endpoint = model === "count-tokens" && match[4] === "rawPredict"
     ? behindTheCloud(countTokensEndpoint, undefined, resource)
     : behindTheCloud(messagesEndpoint, model, resource)
+  // The bearer is an OAuth2 token, not one of the simulator's API keys: those are not asked for here.
   return yield* serveEndpoint(endpoint).pipe(
     Effect.provideService(SimulatorSettings, { ...settings, apiKey: Option.none(), acceptedKeys: [] })
   )
