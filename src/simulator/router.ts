@@ -3,6 +3,8 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platf
 import { Effect } from "effect"
 import { azureRouter } from "./clouds/azure/routes"
 import { serveBedrock } from "./clouds/bedrock/invoke"
+import { serveRawPredict } from "./clouds/vertex/rawPredict"
+import { serveServiceAccountFile, serveToken } from "./clouds/vertex/token"
 import { serveEndpoint } from "./endpoint"
 import { serveModels } from "./models"
 import { chatCompletionsEndpoint } from "./providerA/chatCompletions"
@@ -23,6 +25,10 @@ export const simulatorRouter = HttpRouter.empty.pipe(
   HttpRouter.post("/model/:modelId/invoke", serveBedrock("invoke")),
   HttpRouter.post("/model/:modelId/invoke-with-response-stream", serveBedrock("invoke-with-response-stream")),
   HttpRouter.post("/model/:modelId/count-tokens", serveBedrock("count-tokens")),
+  // Vertex: rawPredict and streamRawPredict, and the service account's token endpoint.
+  HttpRouter.post("/v1/projects/*", serveRawPredict),
+  HttpRouter.post("/token", serveToken),
+  HttpRouter.get("/vertex/service-account.json", serveServiceAccountFile),
   HttpRouter.get("/healthz", HttpServerResponse.text("ok")),
   HttpRouter.all(
     "*",

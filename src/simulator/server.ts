@@ -3,6 +3,7 @@ import { HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { createServer } from "node:http"
+import { VertexAuthority } from "./clouds/vertex/authority"
 import { FaultLedger } from "./faultLedger"
 import { simulatorRouter } from "./router"
 
@@ -18,7 +19,9 @@ export class SimulatorAddress extends Context.Tag("simulator/SimulatorAddress")<
 export const simulatorServe = HttpServer.serve(simulatorRouter).pipe(
   // The per-request server span is pure cost here: the simulator is the benchmarks' baseline.
   HttpMiddleware.withTracerDisabledWhen(() => true),
-  Layer.provide(FaultLedger.layer)
+  Layer.provide(FaultLedger.layer),
+  // Kept in the output: tests read the simulated cloud's service account and count the tokens it issued.
+  Layer.provideMerge(VertexAuthority.layer)
 )
 
 const address = Layer.effect(
