@@ -198,6 +198,9 @@ ${bedrockFile.replace("routes:\n", "")}`)
     expect(errorOf({ UPSTREAMS_FILE: file, BEDROCK_KEY_ID: "AKIDEXAMPLE", BEDROCK_SECRET: "" })).toMatch(/secret env BEDROCK_SECRET is empty$/)
     const missing = path.join(os.tmpdir(), "ws-config-no-such-dir", "upstreams.yaml")
     expect(errorOf({ UPSTREAMS_FILE: missing })).toBe(`Invalid configuration: UPSTREAMS_FILE ${missing}: cannot be read (ENOENT)`)
+    // An empty value (`UPSTREAMS_FILE=` in an env file) is no file.
+    expect(Either.getOrThrow(read({ UPSTREAMS_FILE: "" })).routes.routes.size).toBe(0)
+    expect(errorOf({ UPSTREAMS_FILE: routesFile("routes:\n  provider_c/us: []") })).toMatch(/: routes\.provider_c\/us: unknown route \(the routes are provider_a\/eu, provider_a\/us, provider_b\/eu, provider_b\/us, provider_c\/eu\)$/)
     const keyFile = routesFile(bedrockFile.replace("{ env: BEDROCK_SECRET }", "{ file: ./no-such.key }"))
     expect(errorOf({ UPSTREAMS_FILE: keyFile, BEDROCK_KEY_ID: "AKIDEXAMPLE" })).toMatch(
       /auth\.aws\.secretAccessKey: secret file \.\/no-such\.key cannot be read \(ENOENT\)$/

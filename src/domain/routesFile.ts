@@ -165,9 +165,11 @@ const NonNegative = Schema.Number.pipe(
 /** The file's top level; routes and catalog entries are decoded one by one, so a refusal can name them. */
 const RoutesFileTop = Schema.Struct({
   cooldownSeconds: Schema.optional(NonNegative),
-  routes: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  routes: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations(
+    says("must be a mapping of routes (provider_a/eu, …) to lists of deployments")
+  ),
   catalogMode: Schema.optional(Schema.Literal("extend", "replace").annotations(says("must be extend or replace"))),
-  catalog: Schema.optional(Schema.Array(Schema.Unknown))
+  catalog: Schema.optional(Schema.Array(Schema.Unknown).annotations(says("must be a list of models { id, provider, family, … }")))
 })
 
 // ---- decoding with one-line refusals -----------------------------------------------------------------------

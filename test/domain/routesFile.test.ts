@@ -236,6 +236,8 @@ describe("refusals: one line naming the route and deployment", () => {
     ["an alias to nothing", "routes: *nowhere", "not valid YAML or JSON"],
     ["a file that is no mapping", "- 1\n- 2", "expected a mapping with routes"],
     ["a missing routes", "cooldownSeconds: 3", "routes is required"],
+    ["routes that are no mapping", "routes:\n", "routes: must be a mapping of routes (provider_a/eu, …) to lists of deployments"],
+    ["a catalog that is no list", "routes: {}\ncatalog: { id: x }", "catalog: must be a list of models { id, provider, family, … }"],
     ["an unknown top-level key", "routes: {}\nrouts: {}", "unknown field routs"],
     ["a negative cooldown", "cooldownSeconds: -1\nroutes: {}", "cooldownSeconds: must be a number of seconds ≥ 0"],
     ["an unknown route", nativeWith("", "provider_c/us"), "routes.provider_c/us: unknown route (the routes are provider_a/eu, provider_a/us, provider_b/eu, provider_b/us, provider_c/eu)"],
