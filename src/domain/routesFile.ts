@@ -133,8 +133,8 @@ const BedrockFile = Schema.Struct({
 const VertexFile = Schema.Struct({
   ...common,
   kind: Schema.Literal("vertex"),
-  project: Word("a Google Cloud project id such as acme-ai", /^[a-z][a-z0-9.:-]*[a-z0-9]$/),
-  location: Word("a Google Cloud location such as europe-west1 or global", /^[a-z]+(-[a-z0-9]+)*$/),
+  project: Word("a project id such as acme-ai", /^[a-z][a-z0-9.:-]*[a-z0-9]$/),
+  location: Word("a location such as europe-west1 or global", /^[a-z]+(-[a-z0-9]+)*$/),
   url: Schema.optional(HttpUrl),
   auth: Schema.Struct({ gcpServiceAccount: SecretRefSchema }),
   models: ModelsMap
@@ -395,7 +395,7 @@ const ServiceAccountFile = Schema.Struct({
   token_uri: HttpUrl
 })
 
-/** A service account's key file (its JSON text) as ServiceAccount; unknown fields are Google's own and ignored. */
+/** A service account's key file (its JSON text) as ServiceAccount; its other fields are ignored. */
 export const parseServiceAccount = (text: string): Either.Either<ServiceAccount, string> =>
   Either.flatMap(
     Either.try({ try: () => JSON.parse(text) as unknown, catch: () => "is not JSON (a service account's key file)" }),

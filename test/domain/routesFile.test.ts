@@ -19,7 +19,7 @@ const serviceAccountJson = JSON.stringify({
   project_id: "acme-ai",
   private_key_id: "key-1",
   private_key: privateKey,
-  client_email: "gateway@acme-ai.iam.gserviceaccount.com",
+  client_email: "gateway@acme-ai.example",
   token_uri: "https://oauth2.example.test/token"
 })
 
@@ -172,7 +172,7 @@ describe("the routes file", () => {
       project: "acme-ai",
       location: "europe-west1",
       serviceAccount: {
-        clientEmail: "gateway@acme-ai.iam.gserviceaccount.com",
+        clientEmail: "gateway@acme-ai.example",
         privateKey: `redacted:${privateKey}`,
         privateKeyId: "key-1",
         tokenUri: "https://oauth2.example.test/token"
