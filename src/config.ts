@@ -3,11 +3,14 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { parseTrustedProxies, type TrustedProxies } from "./domain/clientAddress"
 import { type CredentialsKey, parseCredentialsKey } from "./domain/credentials"
+import type { RoutesSetting } from "./domain/deployments"
 import { PriceTable } from "./domain/prices"
 import type { TraceSampler } from "./domain/traceContext"
 import { wirePath } from "./domain/validationIssue"
 import { projectRoot } from "./projectRoot"
+import type { ShorthandUpstream } from "./domain/routesFile"
 import { providers } from "./providers/provider"
+import { upstreamRoutes } from "./upstreamsFile"
 
 /** One upstream per provider and region it serves, named `<provider>_<region>` (UPSTREAM_<ID>_URL). */
 export type UpstreamId = (typeof providers)[number] extends infer P
@@ -78,6 +81,10 @@ export interface AppConfigShape {
   /** Secret of download-link signatures and user pseudonyms; None: generated once, kept in the database. */
   readonly exportSigningSecret: Option.Option<Redacted.Redacted>
   readonly upstreams: Readonly<Record<UpstreamId, Option.Option<UpstreamSetting>>>
+  /** UPSTREAMS_FILE's routes, and the UPSTREAM_PROVIDER_* shorthand's for the routes it does not name. */
+  readonly routes: RoutesSetting
+  /** UPSTREAM_MAX_ATTEMPTS: deployments of its route a request is tried on at most. */
+  readonly upstreamMaxAttempts: number
   readonly rateLimit: {
     /** memory: this instance only; redis: shared by every instance. */
     readonly store: "memory" | "redis"
@@ -363,8 +370,8 @@ const priceTable = Config.string("PRICE_TABLE_FILE").pipe(
 const linkHost = (listen: string): string =>
   listen === "0.0.0.0" || listen === "::" ? "127.0.0.1" : listen.includes(":") ? `[${listen}]` : listen
 
-/** Every setting of the service, read from the environment and validated once at start-up. */
-export const appConfig: Config.Config<AppConfigShape> = Config.all({
+/** The settings read by Config alone: all but the routes, whose file names further variables (its secrets). */
+const settings: Config.Config<Omit<AppConfigShape, "routes">> = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
   host,
   basePath,
@@ -426,6 +433,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   // Built from the list, so the record has every id: the type says so.
   upstreams: Config.all(
     Object.fromEntries(upstreamIds.map((id) => [id, upstream(id)])) as Record<UpstreamId, ReturnType<typeof upstream>>
+  ),
+  upstreamMaxAttempts: Config.integer("UPSTREAM_MAX_ATTEMPTS").pipe(
+    Config.validate({ message: "Expected an integer from 1 to 10", validation: (n) => n >= 1 && n <= 10 }),
+    Config.withDefault(3)
   ),
   rateLimit: Config.all({
     store: Config.literal("memory", "redis")("RATE_LIMIT_STORE").pipe(Config.withDefault("memory" as const)),
@@ -519,6 +530,21 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     )
   }))
 )
+
+/** The shorthand's routes: each UPSTREAM_<PROVIDER>_<REGION>_URL that is set. */
+const shorthandUpstreams = (upstreams: AppConfigShape["upstreams"]): ReadonlyArray<ShorthandUpstream> =>
+  providers.flatMap((provider) =>
+    provider.regions.flatMap((region) =>
+      Option.match(upstreams[`${provider.id}_${region}` as UpstreamId], {
+        onNone: () => [],
+        onSome: (setting) => [{ provider: provider.id, region, url: setting.url, apiKey: setting.key }]
+      })
+    )
+  )
+
+/** Every setting of the service, read from the environment and validated once at start-up. */
+export const appConfig: Effect.Effect<AppConfigShape, ConfigError.ConfigError> = Effect.flatMap(settings, (c) =>
+  Effect.map(upstreamRoutes(shorthandUpstreams(c.upstreams)), (routes) => ({ ...c, routes })))
 
 const configProblems = (error: ConfigError.ConfigError): ReadonlyArray<string> => {
   switch (error._op) {

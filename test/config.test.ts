@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either } from "effect"
+import { ConfigProvider, Effect, Either, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -130,5 +130,88 @@ describe("export slots", () => {
       /^Invalid configuration: EXPORT_CONCURRENCY_PER_WORKSPACE: Expected a positive integer, at most 4 \(the exports an instance runs at once\)$/
     )
     expect(errorOf({ EXPORT_QUEUE_TIMEOUT_MS: "0" })).toMatch(/^Invalid configuration: EXPORT_QUEUE_TIMEOUT_MS: Expected a positive integer/)
+  })
+})
+
+describe("UPSTREAMS_FILE and the UPSTREAM_PROVIDER_* shorthand", () => {
+  const routesFile = (text: string): string => tempFile("upstreams.yaml", text)
+  const bedrockFile = `
+routes:
+  provider_b/eu:
+    - name: bedrock-frankfurt
+      kind: bedrock
+      region: eu-central-1
+      auth: { aws: { accessKeyId: { env: BEDROCK_KEY_ID }, secretAccessKey: { env: BEDROCK_SECRET } } }
+      models: { assistantmodel-sonnet-4-5-20250929: "eu.provider_b.assistantmodel-sonnet-4-5-20250929-v1:0" }
+`
+
+  it("without a file, routes are the shorthand's alone, one native deployment each; others are absent", () => {
+    const config = Either.getOrThrow(read({ UPSTREAM_PROVIDER_A_EU_URL: "https://a.example/", UPSTREAM_PROVIDER_A_EU_KEY: "key-a" }))
+    expect(config.routes.cooldownSeconds).toBe(30)
+    expect(config.routes.catalog).toEqual({ mode: "extend", models: [] })
+    expect([...config.routes.routes.keys()]).toEqual(["provider_a/eu"])
+    const [deployment] = config.routes.routes.get("provider_a/eu") ?? []
+    expect(deployment).toMatchObject({ kind: "native", name: "provider_a-eu", url: "https://a.example", priority: 0, weight: 1, models: undefined })
+    expect(deployment?.kind === "native" && Redacted.value(deployment.apiKey)).toBe("key-a")
+    // The existing field is kept as it was, for the code that still reads it.
+    expect(Option.map(config.upstreams.provider_a_eu, (upstream) => upstream.url)).toEqual(Option.some("https://a.example"))
+  })
+
+  it("takes the file's routes, its secrets from the environment and from files beside it; a route it names replaces the shorthand's", () => {
+    const file = routesFile(`
+routes:
+  provider_a/eu:
+    - name: azure-sweden
+      kind: azure
+      url: https://contoso-se.openai.azure.com
+      auth: { apiKey: { file: azure.key } }
+      models: { chatgen-4o: chatgen-4o-prod }
+${bedrockFile.replace("routes:\n", "")}`)
+    fs.writeFileSync(path.join(path.dirname(file), "azure.key"), "  azure-key-from-file\n")
+    const config = Either.getOrThrow(read({
+      UPSTREAMS_FILE: file,
+      BEDROCK_KEY_ID: "AKIDEXAMPLE",
+      BEDROCK_SECRET: "bedrock-secret",
+      UPSTREAM_PROVIDER_A_EU_URL: "https://a.example",
+      UPSTREAM_PROVIDER_B_US_URL: "https://b-us.example",
+      UPSTREAM_PROVIDER_B_US_KEY: "key-b-us"
+    }))
+    const routes = config.routes.routes
+    expect([...routes.keys()].sort()).toEqual(["provider_a/eu", "provider_b/eu", "provider_b/us"])
+    const [azure] = routes.get("provider_a/eu") ?? []
+    expect(azure?.name).toBe("azure-sweden")
+    expect(azure?.kind === "azure" && Redacted.value(azure.apiKey)).toBe("azure-key-from-file")
+    const [bedrock] = routes.get("provider_b/eu") ?? []
+    expect(bedrock?.kind === "bedrock" && bedrock.credentials._tag === "Static" && Redacted.value(bedrock.credentials.secretAccessKey))
+      .toBe("bedrock-secret")
+    expect(routes.get("provider_b/us")?.map((deployment) => [deployment.kind, deployment.name, deployment.url])).toEqual([
+      ["native", "provider_b-us", "https://b-us.example"]
+    ])
+    expect(config.upstreamMaxAttempts).toBe(3)
+  })
+
+  it("stops start-up with one line naming the file, route, deployment and what is wrong", () => {
+    const file = routesFile(bedrockFile)
+    expect(errorOf({ UPSTREAMS_FILE: file, BEDROCK_KEY_ID: "AKIDEXAMPLE" })).toBe(
+      `Invalid configuration: UPSTREAMS_FILE ${file}: routes.provider_b/eu[0] (bedrock-frankfurt): auth.aws.secretAccessKey: secret env BEDROCK_SECRET is not set`
+    )
+    expect(errorOf({ UPSTREAMS_FILE: file, BEDROCK_KEY_ID: "AKIDEXAMPLE", BEDROCK_SECRET: "" })).toMatch(/secret env BEDROCK_SECRET is empty$/)
+    const missing = path.join(os.tmpdir(), "ws-config-no-such-dir", "upstreams.yaml")
+    expect(errorOf({ UPSTREAMS_FILE: missing })).toBe(`Invalid configuration: UPSTREAMS_FILE ${missing}: cannot be read (ENOENT)`)
+    // An empty value (`UPSTREAMS_FILE=` in an env file) is no file.
+    expect(Either.getOrThrow(read({ UPSTREAMS_FILE: "" })).routes.routes.size).toBe(0)
+    expect(errorOf({ UPSTREAMS_FILE: routesFile("routes:\n  provider_c/us: []") })).toMatch(/: routes\.provider_c\/us: unknown route \(the routes are provider_a\/eu, provider_a\/us, provider_b\/eu, provider_b\/us, provider_c\/eu\)$/)
+    const keyFile = routesFile(bedrockFile.replace("{ env: BEDROCK_SECRET }", "{ file: ./no-such.key }"))
+    expect(errorOf({ UPSTREAMS_FILE: keyFile, BEDROCK_KEY_ID: "AKIDEXAMPLE" })).toMatch(
+      /auth\.aws\.secretAccessKey: secret file \.\/no-such\.key cannot be read \(ENOENT\)$/
+    )
+  })
+
+  it("reads UPSTREAM_MAX_ATTEMPTS from 1 to 10", () => {
+    expect(Either.getOrThrow(read({ UPSTREAM_MAX_ATTEMPTS: "1" })).upstreamMaxAttempts).toBe(1)
+    expect(Either.getOrThrow(read({ UPSTREAM_MAX_ATTEMPTS: "10" })).upstreamMaxAttempts).toBe(10)
+    for (const bad of ["0", "11", "2.5"]) {
+      expect(errorOf({ UPSTREAM_MAX_ATTEMPTS: bad }), bad).toMatch(/^Invalid configuration: UPSTREAM_MAX_ATTEMPTS: /)
+    }
   })
 })
