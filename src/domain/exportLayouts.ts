@@ -1,12 +1,12 @@
 /**
- * The CSV layouts of the five usage exports (layout version `v1`; the models export `v3`: `v2` added `byok`,
- * `v3` added `clamped`).
+ * The CSV layouts of the five usage exports (layout version `v1`; the models export `v4`: `v2` added `byok`,
+ * `v3` added `clamped`, `v4` added `deployment`).
  *
  * Every export has one row per entity per local day of the reporting zone (days cut at local midnight,
  * DST-aware: a day may last 23 or 25 hours). Only entity-days with activity have a row. Rows are
  * ordered by day, then by entity: users, assistants, workflows and projects in the order the workspace
  * first reported them (the ledger's surrogate key: no sort of the wide rows), models by source, model,
- * provider and region.
+ * provider, region, key and deployment.
  * `period_start` / `period_end` are the day's bounds clipped to the requested range [from, to), written
  * as ISO 8601 with the zone's offset (`2026-01-05T00:00:00+01:00`).
  *
@@ -147,8 +147,10 @@ const models: ExportLayout = {
   kind: "models",
   // v2: `byok` added at the end; API traffic with the workspace's own provider key is its own row.
   // v3: `clamped` added at the end.
-  version: "v3",
-  rowGrain: "one row per model, provider, region, source and key (the workspace's own or the service's) per local day with at least one request",
+  // v4: `deployment` added at the end; API traffic of one model served by two deployments is two rows.
+  version: "v4",
+  rowGrain:
+    "one row per model, provider, region, source, key (the workspace's own or the service's) and upstream deployment per local day with at least one request",
   columns: [
     ...period,
     text("source", "`platform` (messages ingested from the platform) or `api` (requests forwarded by this service)"),
@@ -170,6 +172,10 @@ const models: ExportLayout = {
     integer(
       "clamped",
       "API requests whose usage, as the upstream reported it, was out of bounds and recorded bounded (input at most the model's context window, output at most the request's maximum output, negatives as 0); their tokens and cost are the bounded ones. 0 when none; empty for platform messages"
+    ),
+    text(
+      "deployment",
+      "Name of the upstream deployment that answered the API requests (its `name` in the routes, as in logs, metrics and /admin/upstreams; after a failover, the last one tried); empty for platform messages and for requests recorded before deployments were"
     )
   ]
 }

@@ -109,11 +109,11 @@ const seed = (workspaceId: string, otherWorkspaceId: string) =>
       requestRow(workspaceId, { createdAt: new Date("2026-03-28T13:00:00Z"), status: 429, inputTokens: 0, outputTokens: 0, latencyMs: 50, costUsd: 0 }),
       requestRow(workspaceId, {
         createdAt: new Date("2026-03-29T12:00:00Z"), inputTokens: 7, outputTokens: 8, latencyMs: 301, costUsd: 0.5,
-        endpoint: "messages", provider: "provider_b", region: "us", model: "assistantmodel-x"
+        endpoint: "messages", provider: "provider_b", region: "us", model: "assistantmodel-x", deployment: "provider_b-us"
       }),
       requestRow(workspaceId, {
         createdAt: new Date("2026-03-30T10:00:00Z"), inputTokens: 1, outputTokens: 1, latencyMs: 1, costUsd: 1,
-        endpoint: "messages", provider: "provider_b", region: "us", model: "assistantmodel-x"
+        endpoint: "messages", provider: "provider_b", region: "us", model: "assistantmodel-x", deployment: "provider_b-us"
       })
     ])
   })
@@ -153,13 +153,13 @@ const expectedLines: { readonly [K in ExportKind]: ReadonlyArray<string> } = {
     `${DAY_30},p1,Launch,1,1,1,5,5,0.000000`
   ],
   models: [
-    `${DAY_28},api,chatgen-4o,provider_a,eu,2,1,10,20,0.000100,75,false,0`,
-    `${DAY_28},platform,assistantmodel-x,,,1,0,50,60,0.000000,,,`,
-    `${DAY_28},platform,chatgen-4o,provider_a,,2,0,110,220,0.002475,,,`,
-    `${DAY_29},api,assistantmodel-x,provider_b,us,1,0,7,8,0.500000,301,false,0`,
+    `${DAY_28},api,chatgen-4o,provider_a,eu,2,1,10,20,0.000100,75,false,0,provider_a-eu`,
+    `${DAY_28},platform,assistantmodel-x,,,1,0,50,60,0.000000,,,,`,
+    `${DAY_28},platform,chatgen-4o,provider_a,,2,0,110,220,0.002475,,,,`,
+    `${DAY_29},api,assistantmodel-x,provider_b,us,1,0,7,8,0.500000,301,false,0,provider_b-us`,
     // 1001 × 2.5 + 2001 × 10 = 22512.5 → 0.0225125 → 0.022513
-    `${DAY_29},platform,chatgen-4o,provider_a,,2,0,1001,2001,0.022513,,,`,
-    `${DAY_30},platform,assistantmodel-x,,,1,0,5,5,0.000000,,,`
+    `${DAY_29},platform,chatgen-4o,provider_a,,2,0,1001,2001,0.022513,,,,`,
+    `${DAY_30},platform,assistantmodel-x,,,1,0,5,5,0.000000,,,,`
   ]
 }
 
@@ -241,7 +241,7 @@ export const usageLedgerContract = <E>(name: string, backing: Layer.Layer<UsageL
           yield* ledger.insertRequests([a, b, c])
           yield* ledger.insertRequests([c])
           // 3 requests, 3 + 3 + 3 input tokens, latency 12.4 kept as 12
-          expect(yield* apiRows(workspace)).toEqual([`${DAY_28},api,chatgen-4o,provider_a,eu,3,0,9,12,0.003000,12,false,0`])
+          expect(yield* apiRows(workspace)).toEqual([`${DAY_28},api,chatgen-4o,provider_a,eu,3,0,9,12,0.003000,12,false,0,provider_a-eu`])
         }))
 
       it.effect("keeps requests sent with the workspace's own key apart from those sent with the service's", () =>
@@ -250,8 +250,8 @@ export const usageLedgerContract = <E>(name: string, backing: Layer.Layer<UsageL
           const ledger = yield* UsageLedger
           yield* ledger.insertRequests([requestRow(workspace, { byok: true }), requestRow(workspace), requestRow(workspace, { byok: true })])
           expect(yield* apiRows(workspace)).toEqual([
-            `${DAY_28},api,chatgen-4o,provider_a,eu,1,0,3,4,0.001000,12,false,0`,
-            `${DAY_28},api,chatgen-4o,provider_a,eu,2,0,6,8,0.002000,12,true,0`
+            `${DAY_28},api,chatgen-4o,provider_a,eu,1,0,3,4,0.001000,12,false,0,provider_a-eu`,
+            `${DAY_28},api,chatgen-4o,provider_a,eu,2,0,6,8,0.002000,12,true,0,provider_a-eu`
           ])
           expect((yield* exportLines("models", { ...BERLIN, workspaceId: workspace })).total).toBe(2)
         }))
@@ -267,9 +267,39 @@ export const usageLedgerContract = <E>(name: string, backing: Layer.Layer<UsageL
             requestRow(workspace, { byok: true })
           ])
           expect(yield* apiRows(workspace)).toEqual([
-            `${DAY_28},api,chatgen-4o,provider_a,eu,3,0,6,24,0.003000,12,false,2`,
-            `${DAY_28},api,chatgen-4o,provider_a,eu,1,0,3,4,0.001000,12,true,0`
+            `${DAY_28},api,chatgen-4o,provider_a,eu,3,0,6,24,0.003000,12,false,2,provider_a-eu`,
+            `${DAY_28},api,chatgen-4o,provider_a,eu,1,0,3,4,0.001000,12,true,0,provider_a-eu`
           ])
+        }))
+
+      it.effect("names the serving deployment in the models export's last column: one row per deployment, empty for older records", () =>
+        Effect.gen(function*() {
+          const workspace = yield* newWorkspace
+          const ledger = yield* UsageLedger
+          const first = requestRow(workspace, { deployment: "eu-primary" })
+          yield* ledger.insertRequests([
+            first,
+            requestRow(workspace, { deployment: "eu-fallback", status: 429 }),
+            // Recorded before deployments were.
+            requestRow(workspace, { deployment: undefined }),
+            requestRow(workspace, { deployment: "eu-primary", outputTokens: 6 }),
+            requestRow(workspace, { deployment: "eu-fallback", byok: true }),
+            // A name the CSV must quote and neutralise, as any text cell.
+            requestRow(workspace, { deployment: "=eu,odd" })
+          ])
+          // The same record id again, with another deployment: still stored once, as first written.
+          yield* ledger.insertRequests([{ ...first, deployment: "eu-elsewhere" }])
+          const expected = [
+            `${DAY_28},api,chatgen-4o,provider_a,eu,1,0,3,4,0.001000,12,false,0,"'=eu,odd"`,
+            `${DAY_28},api,chatgen-4o,provider_a,eu,1,1,3,4,0.001000,12,false,0,eu-fallback`,
+            `${DAY_28},api,chatgen-4o,provider_a,eu,2,0,6,10,0.002000,12,false,0,eu-primary`,
+            `${DAY_28},api,chatgen-4o,provider_a,eu,1,0,3,4,0.001000,12,false,0,`,
+            `${DAY_28},api,chatgen-4o,provider_a,eu,1,0,3,4,0.001000,12,true,0,eu-fallback`
+          ]
+          expect(yield* apiRows(workspace)).toEqual(expected)
+          const input = { ...BERLIN, workspaceId: workspace }
+          expect(yield* exportCsvLines("models", input)).toEqual({ total: expected.length, lines: expected })
+          expect(exportLayouts.models.columns.at(-1)?.name).toBe("deployment")
         }))
 
       it.effect("refuses a batch holding a value out of a column's range, whole, naming the SQLSTATE", () =>

@@ -14,8 +14,16 @@ describe("export layouts", () => {
     expect(names.slice(0, 2)).toEqual(["period_start", "period_end"])
     expect(new Set(names).size).toBe(names.length)
     expect(exportLayouts[kind].kind).toBe(kind)
-    // The models export is at v3 (byok, then clamped added at its end); the others at the first version.
-    expect(exportLayouts[kind].version).toBe(kind === "models" ? "v3" : EXPORT_LAYOUT_VERSION)
+    // The models export is at v4 (byok, clamped, then deployment added at its end); the others at the first version.
+    expect(exportLayouts[kind].version).toBe(kind === "models" ? "v4" : EXPORT_LAYOUT_VERSION)
+  })
+
+  it("keeps the models export's v3 columns in their order and adds deployment after them", () => {
+    expect(exportLayouts.models.columns.map((column) => column.name)).toEqual([
+      "period_start", "period_end", "source", "model", "provider", "region", "requests", "failed_requests",
+      "input_tokens", "output_tokens", "cost_usd", "latency_avg_ms", "byok", "clamped", "deployment"
+    ])
+    expect(exportLayouts.models.columns.at(-1)).toMatchObject({ name: "deployment", kind: "text" })
   })
 
   it("marks only the users export's identity columns as user-identifying", () => {
@@ -47,7 +55,7 @@ describe("export layouts", () => {
         toDate: "20260112",
         uniqueId: "abc123"
       })
-    ).toBe(`models-usage/ws-1/models-usage-20260105-20260112-v3-abc123.csv`)
+    ).toBe(`models-usage/ws-1/models-usage-20260105-20260112-v4-abc123.csv`)
     expect(exportFilePath({ kind: "users", workspaceId: "ws-1", fromDate: "20260105", toDate: "20260112", uniqueId: "abc123" }))
       .toBe(`users-usage/ws-1/users-usage-20260105-20260112-${EXPORT_LAYOUT_VERSION}-abc123.csv`)
   })

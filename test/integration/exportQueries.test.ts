@@ -82,6 +82,8 @@ const migration0002 = readFileSync(join(__dirname, "../../sql/0002_usage_ledger.
 const migration0004 = readFileSync(join(__dirname, "../../sql/0004_api_request_outcome.sql"), "utf8")
 // api_requests.byok and .clamped, which the models export reads (the rest of those migrations is not needed here).
 const byokColumn = "ALTER TABLE api_requests ADD COLUMN byok boolean NOT NULL DEFAULT false, ADD COLUMN clamped boolean NOT NULL DEFAULT false"
+// api_requests.deployment, the models export's last column.
+const migration0018 = readFileSync(join(__dirname, "../../sql/0018_api_request_deployment.sql"), "utf8")
 
 // Dimension rows are inserted in this order, so users are ordered u1, u2, u3 within a day.
 const seed = `
@@ -143,12 +145,13 @@ FROM ref, LATERAL (VALUES
   ('r4', '2026-03-29T22:30:00Z', interval '1 second', ref.u2, ref.p1, 'succeeded')
 ) AS r(event_id, started_at, duration, user_ref, project_ref, status);
 
+-- The provider_b requests were recorded before deployments were: no deployment.
 INSERT INTO api_requests (workspace_id, created_at, key_id, status, input_tokens, output_tokens, latency_ms, cost_usd,
-                          endpoint, provider, region, model) VALUES
-  ('${WORKSPACE}', '2026-03-28T12:00:00Z', gen_random_uuid(), 200, 10, 20, 100, 0.0001, 'chat_completions', 'provider_a', 'eu', 'chatgen-4o'),
-  ('${WORKSPACE}', '2026-03-28T13:00:00Z', gen_random_uuid(), 429, 0, 0, 50, 0, 'chat_completions', 'provider_a', 'eu', 'chatgen-4o'),
-  ('${WORKSPACE}', '2026-03-29T12:00:00Z', gen_random_uuid(), 200, 7, 8, 301, 0.5, 'messages', 'provider_b', 'us', 'assistantmodel-x'),
-  ('${WORKSPACE}', '2026-03-30T10:00:00Z', gen_random_uuid(), 200, 1, 1, 1, 1, 'messages', 'provider_b', 'us', 'assistantmodel-x');
+                          endpoint, provider, region, model, deployment) VALUES
+  ('${WORKSPACE}', '2026-03-28T12:00:00Z', gen_random_uuid(), 200, 10, 20, 100, 0.0001, 'chat_completions', 'provider_a', 'eu', 'chatgen-4o', 'eu-primary'),
+  ('${WORKSPACE}', '2026-03-28T13:00:00Z', gen_random_uuid(), 429, 0, 0, 50, 0, 'chat_completions', 'provider_a', 'eu', 'chatgen-4o', 'eu-primary'),
+  ('${WORKSPACE}', '2026-03-29T12:00:00Z', gen_random_uuid(), 200, 7, 8, 301, 0.5, 'messages', 'provider_b', 'us', 'assistantmodel-x', NULL),
+  ('${WORKSPACE}', '2026-03-30T10:00:00Z', gen_random_uuid(), 200, 1, 1, 1, 1, 'messages', 'provider_b', 'us', 'assistantmodel-x', NULL);
 `
 
 const Database = Layer.effectDiscard(
@@ -158,6 +161,7 @@ const Database = Layer.effectDiscard(
     yield* sql.withTransaction(sql.unsafe(migration0002))
     yield* sql.withTransaction(sql.unsafe(migration0004))
     yield* sql.unsafe(byokColumn)
+    yield* sql.unsafe(migration0018)
     yield* sql.unsafe(seed)
   })
 ).pipe(Layer.provideMerge(SqlLive))
@@ -280,13 +284,14 @@ layer(Database, { timeout: 180_000, excludeTestServices: true })("export queries
         expect(result.columns).toEqual(columnNames("models"))
         expect(result.csv).toBe(
           csvOf("models", [
-            `${DAY_28},api,chatgen-4o,provider_a,eu,2,1,10,20,0.000100,75,false,0`,
-            `${DAY_28},platform,assistantmodel-x,,,1,0,50,60,0.000000,,,`,
-            `${DAY_28},platform,chatgen-4o,provider_a,,2,0,110,220,0.002475,,,`,
-            `${DAY_29},api,assistantmodel-x,provider_b,us,1,0,7,8,0.500000,301,false,0`,
+            `${DAY_28},api,chatgen-4o,provider_a,eu,2,1,10,20,0.000100,75,false,0,eu-primary`,
+            `${DAY_28},platform,assistantmodel-x,,,1,0,50,60,0.000000,,,,`,
+            `${DAY_28},platform,chatgen-4o,provider_a,,2,0,110,220,0.002475,,,,`,
+            // Recorded before deployments were: the last cell is empty.
+            `${DAY_29},api,assistantmodel-x,provider_b,us,1,0,7,8,0.500000,301,false,0,`,
             // 1001 × 2.5 + 2001 × 10 = 22512.5 → 0.0225125 → 0.022513
-            `${DAY_29},platform,chatgen-4o,provider_a,,2,0,1001,2001,0.022513,,,`,
-            `${DAY_30},platform,assistantmodel-x,,,1,0,5,5,0.000000,,,`
+            `${DAY_29},platform,chatgen-4o,provider_a,,2,0,1001,2001,0.022513,,,,`,
+            `${DAY_30},platform,assistantmodel-x,,,1,0,5,5,0.000000,,,,`
           ])
         )
         expect(result.counted).toBe(6)

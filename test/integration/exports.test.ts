@@ -109,11 +109,12 @@ describe("usage exports", () => {
     expect(expectResult(await runExport(app.current, key, "models", january), "models")).toEqual([
       // API traffic carries its recorded cost; latency is the mean of 100, 300, 200 and 400 ms. Failed: the
       // 500 and the stream cut after its 200, not the cancelled stream.
-      `${DAY_5},api,chatgen-4o,provider_a,eu,4,2,18,31,0.320000,250,false,0`,
+      // Rows written without a deployment (as before they were recorded): the last cell is empty.
+      `${DAY_5},api,chatgen-4o,provider_a,eu,4,2,18,31,0.320000,250,false,0,`,
       // assistantmodel-sonnet-4-5: 3 in, 15 out: 1 × 3 + 2 × 15 = 33 → 0.000033
-      `${DAY_5},platform,assistantmodel-sonnet-4-5-20250929,provider_b,,1,0,1,2,0.000033,,,`,
-      `${DAY_5},platform,chatgen-4o,provider_a,,1,0,100,200,0.002250,,,`,
-      `${DAY_6},platform,chatgen-4o,provider_a,,1,0,5,6,0.000073,,,`
+      `${DAY_5},platform,assistantmodel-sonnet-4-5-20250929,provider_b,,1,0,1,2,0.000033,,,,`,
+      `${DAY_5},platform,chatgen-4o,provider_a,,1,0,100,200,0.002250,,,,`,
+      `${DAY_6},platform,chatgen-4o,provider_a,,1,0,5,6,0.000073,,,,`
     ])
   })
 

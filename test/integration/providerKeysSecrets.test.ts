@@ -114,8 +114,9 @@ describe("a workspace's provider key stays secret", () => {
       ({ csv }) => /,api,chatgen-4o-mini,provider_a,eu,2,/.test(csv),
       20_000
     )
-    expect(csv.split("\r\n")[0]!.endsWith(",latency_avg_ms,byok,clamped")).toBe(true)
-    expect(csv).toMatch(/,api,chatgen-4o-mini,provider_a,eu,2,1,.*,true,0\r\n/)
+    expect(csv.split("\r\n")[0]!.endsWith(",latency_avg_ms,byok,clamped,deployment")).toBe(true)
+    // The last cell names the deployment that served them.
+    expect(csv).toMatch(/,api,chatgen-4o-mini,provider_a,eu,2,1,.*,true,0,[^,\r\n]*\r\n/)
 
     const listed = await admin("GET", `/admin/workspaces/${workspace.id}/provider-keys`)
     expect(listed.text).toContain('"last4":"1111"')

@@ -92,7 +92,9 @@ const requests = (next: () => number, workspaceId: string, keys: ReadonlyArray<s
       latencyMs: next() * 3_000,
       requestId: `req_${i}`,
       createdAt: new Date(instant(next)),
-      byok: next() < 0.3
+      byok: next() < 0.3,
+      // Some recorded before deployments were.
+      deployment: next() < 0.2 ? undefined : pick(next, ["eu-primary", "eu-fallback", "us-primary"])
     }
   })
 

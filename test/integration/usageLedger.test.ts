@@ -103,9 +103,9 @@ describe("the usage ledger against a hostile upstream", () => {
     expect(exported.status).toBe(200)
     const csv = await (await fetch(exported.body.data.downloadUrl)).text()
     const [header, ...lines] = csv.split("\r\n").filter((line) => line !== "")
-    expect(header!.split(",").at(-1)).toBe("clamped")
-    // 6 + 0 + 3 + 128,000 input and 2 + 1 + 16,384 + 16 output tokens, at $2.50 and $10 a million.
-    expect(lines).toEqual([expect.stringMatching(/,api,chatgen-4o,provider_a,eu,4,0,128009,16403,0\.484053,\d+,false,4$/)])
+    expect(header!.split(",").slice(-2)).toEqual(["clamped", "deployment"])
+    // 6 + 0 + 3 + 128,000 input and 2 + 1 + 16,384 + 16 output tokens, at $2.50 and $10 a million; then the deployment.
+    expect(lines).toEqual([expect.stringMatching(/,api,chatgen-4o,provider_a,eu,4,0,128009,16403,0\.484053,\d+,false,4,[^,]*$/)])
   }, 60_000)
 
   it("records a JSON request whose client left before the answer as cancelled, status 499", async () => {

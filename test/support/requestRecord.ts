@@ -23,5 +23,7 @@ export const requestRecord = (fields: Partial<ApiRequestRecord> = {}): ApiReques
   requestId: "req_1",
   createdAt: new Date(),
   byok: false,
+  // The one deployment the shorthand variables make of provider_a/eu.
+  deployment: "provider_a-eu",
   ...fields
 })

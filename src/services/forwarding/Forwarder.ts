@@ -298,7 +298,9 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             latencyMs: ended - started,
             requestId: input.requestId,
             createdAt: new Date(),
-            byok: input.ownKey !== undefined
+            byok: input.ownKey !== undefined,
+            // The serving deployment: filled in by the routes' change to the Forwarder.
+            deployment: undefined
           }).pipe(span("usage.record"), Effect.zipRight(markUsed(input)))
         )
       }

@@ -38,7 +38,9 @@ const JournalLine = Schema.parseJson(Schema.Struct({
   requestId: Schema.optionalWith(Schema.String, { as: "Option" }),
   createdAt: Schema.Date,
   // Journals written before provider keys existed have no byok: those requests went with the service's key.
-  byok: Schema.optionalWith(Schema.Boolean, { default: () => false })
+  byok: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  // Journals written before deployments were recorded have none (JSON.stringify leaves an undefined one out too).
+  deployment: Schema.optionalWith(Schema.UndefinedOr(Schema.String), { default: () => undefined })
 }))
 const decodeLine = Schema.decodeEither(JournalLine)
 

@@ -121,4 +121,25 @@ describe("UsageRecorder and its journal", () => {
       expect(logs.lines.filter((line) => line.message.includes("wait in the journal"))).toEqual([])
       expect(segmentLines(dir)).toEqual([])
     }).pipe(Effect.provide(Layer.merge(UsageLedger.memory, Metrics.none))))
+
+  it.effect("replays journal lines written before byok and deployments were recorded, and keeps the deployment of newer ones", () =>
+    Effect.gen(function*() {
+      const dir = fresh()
+      const current = requestRecord({ workspaceId: WORKSPACE, requestId: "req_new", deployment: "eu-primary" })
+      // A line as the journal held it before byok and deployment were recorded.
+      const { byok: _byok, deployment: _deployment, ...older } = requestRecord({ workspaceId: WORKSPACE, requestId: "req_old" })
+      expect(Object.keys(older)).not.toContain("deployment")
+      fs.writeFileSync(path.join(dir, "segment-000000000001.jsonl"), `${JSON.stringify(older)}\n${JSON.stringify(current)}\n`)
+      yield* Effect.flatMap(UsageRecorder, (recorder) => recorder.flush).pipe(
+        Effect.provide(UsageRecorder.layerWith({ capacity: 1_000, batchSize: 100, flushEvery: "10 seconds" })),
+        Effect.provide(journalAt(dir)),
+        Effect.provide(Logger.remove(Logger.defaultLogger))
+      )
+      const stored = yield* Effect.map(MemoryUsage, (store) => [...(store.workspaces.get(WORKSPACE)?.requests.values() ?? [])])
+      const byRequest = new Map(stored.map((row) => [row.requestId, row]))
+      expect(byRequest.get("req_old")).toMatchObject({ recordId: older.recordId, byok: false, deployment: undefined })
+      expect(byRequest.get("req_new")).toMatchObject({ recordId: current.recordId, byok: false, deployment: "eu-primary" })
+      expect(stored).toHaveLength(2)
+      expect(segmentLines(dir)).toEqual([])
+    }).pipe(Effect.provide(Layer.merge(UsageLedger.memory, Metrics.none))))
 })

@@ -35,6 +35,11 @@ export interface ApiRequestRow {
   readonly createdAt: Date
   /** It went upstream with the workspace's own provider key. */
   readonly byok: boolean
+  /**
+   * The name of the upstream deployment that answered (or that the last attempt went to); undefined only for
+   * records made before deployments were recorded.
+   */
+  readonly deployment: string | undefined
 }
 
 /**

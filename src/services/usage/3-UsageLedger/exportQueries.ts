@@ -20,7 +20,7 @@
  *
  * Order: by local day, then by the entity's surrogate key (the order the workspace first reported it),
  * which is the order the grouping already produces, so the wide output rows are never sorted; models
- * by source, model, provider, region.
+ * by source, model, provider, region, key (byok) and deployment.
  *
  * Costs: API traffic carries its recorded `cost_usd`. Platform messages carry no cost; they are priced
  * from the catalog parameter (USD per million input/output tokens); a model missing from the catalog
@@ -351,7 +351,8 @@ g AS (
          t.requests, 0::bigint AS failed_requests, t.input_tokens, t.output_tokens,
          round(coalesce(t.input_tokens * p.input_usd_per_million
                         + t.output_tokens * p.output_usd_per_million, 0) / 1000000, 6) AS cost_usd,
-         NULL::bigint AS latency_avg_ms, NULL::text AS byok, NULL::bigint AS clamped
+         NULL::bigint AS latency_avg_ms, NULL::text AS byok, NULL::bigint AS clamped,
+         NULL::text AS deployment
   FROM platform_tokens t
   LEFT JOIN prices p ON p.model = t.model
   UNION ALL
@@ -361,25 +362,29 @@ g AS (
          count(*), count(*) FILTER (WHERE a.status >= 400 OR a.outcome = 'failed'), sum(a.input_tokens), sum(a.output_tokens),
          round(sum(a.cost_usd), 6), round(avg(a.latency_ms))::bigint, a.byok::text,
          -- Requests whose reported usage was bounded (src/domain/usageBounds.ts).
-         count(*) FILTER (WHERE a.clamped)
+         count(*) FILTER (WHERE a.clamped),
+         -- The deployment that served them (NULL for requests recorded before sql/0018).
+         a.deployment
   FROM api_requests a
   WHERE ${inRange("a", API)}
-  GROUP BY 1, 3, 4, 5, a.byok
+  GROUP BY 1, 3, 4, 5, a.byok, a.deployment
 )
 SELECT ${select}
 FROM g
 JOIN days ON days.day = g.day
-ORDER BY g.day, g.source COLLATE "C", g.model COLLATE "C", g.provider COLLATE "C", g.region COLLATE "C", g.byok COLLATE "C"`
+ORDER BY g.day, g.source COLLATE "C", g.model COLLATE "C", g.provider COLLATE "C", g.region COLLATE "C", g.byok COLLATE "C",
+         g.deployment COLLATE "C"`
 
 const modelsColumns = [
   "days.period_start", "days.period_end", "g.source", "g.model", "g.provider", "g.region",
-  "g.requests", "g.failed_requests", "g.input_tokens", "g.output_tokens", "g.cost_usd", "g.latency_avg_ms", "g.byok", "g.clamped"
+  "g.requests", "g.failed_requests", "g.input_tokens", "g.output_tokens", "g.cost_usd", "g.latency_avg_ms", "g.byok", "g.clamped",
+  "g.deployment"
 ]
 
 const modelsCount = countOf(
   [MESSAGES, API],
   `${countRows(`SELECT 1 FROM message_events e WHERE ${onNextDay("e", MESSAGES)} GROUP BY e.model`)}
-    + ${countRows(`SELECT 1 FROM api_requests a WHERE ${onNextDay("a", API)} GROUP BY a.model, a.provider, a.region, a.byok`)}`
+    + ${countRows(`SELECT 1 FROM api_requests a WHERE ${onNextDay("a", API)} GROUP BY a.model, a.provider, a.region, a.byok, a.deployment`)}`
 )
 
 // ---------------------------------------------------------------------------------------------

@@ -284,9 +284,16 @@ const projects = (
   })
 }
 
-type ModelKey = readonly [source: string, model: string, provider: string | null, region: string | null, byok: string | null]
+type ModelKey = readonly [
+  source: string,
+  model: string,
+  provider: string | null,
+  region: string | null,
+  byok: string | null,
+  deployment: string | null
+]
 
-/** `ORDER BY source, model, provider, region, byok` (each COLLATE "C"; NULLs last). */
+/** `ORDER BY source, model, provider, region, byok, deployment` (each COLLATE "C"; NULLs last). */
 const byModelKey = (a: ModelKey, b: ModelKey): number => {
   for (let i = 0; i < a.length; i++) {
     const x = a[i] ?? null
@@ -324,14 +331,15 @@ const models = (
       usdOfPriced(pricedAt(prices, key, inputTokens, outputTokens)),
       null,
       null,
+      null,
       null
     ]
-    return { day, key: ["platform", key, prices.get(key)?.provider ?? null, null, null] as ModelKey, row }
+    return { day, key: ["platform", key, prices.get(key)?.provider ?? null, null, null, null] as ModelKey, row }
   })
   const api = groupByDay(
     requests,
     (r) => days.dayOf(r.createdAt.getTime()),
-    (r): ModelKey => ["api", r.model, r.provider, r.region, String(r.byok)],
+    (r): ModelKey => ["api", r.model, r.provider, r.region, String(r.byok), r.deployment ?? null],
     byModelKey
   ).map(({ day, items, key }) => {
     // Each cost as numeric(18, 8) keeps it, summed, then to 6 decimals.
@@ -351,7 +359,8 @@ const models = (
       fixed(roundedQuotient(cost, 100n), 6),
       roundedAverage(items.map((r) => Math.round(r.latencyMs))),
       key[4],
-      items.filter((r) => r.clamped).length
+      items.filter((r) => r.clamped).length,
+      key[5]
     ]
     return { day, key, row }
   })

@@ -99,18 +99,20 @@ export const makePostgresLedger = (sql: SqlClient.SqlClient): UsageLedgerShape =
       latency_ms: Math.round(r.latencyMs),
       request_id: r.requestId ?? null,
       created_at: r.createdAt.toISOString(),
-      byok: r.byok
+      byok: r.byok,
+      deployment: r.deployment ?? null
     })))
     return sql`
       INSERT INTO api_requests (record_id, workspace_id, key_id, endpoint, provider, region, model, status, outcome,
                                 stream, input_tokens, output_tokens, cost_usd, clamped, latency_ms, request_id,
-                                created_at, byok)
+                                created_at, byok, deployment)
       SELECT record_id, workspace_id, key_id, endpoint, provider, region, model, status, outcome, stream,
-             input_tokens, output_tokens, cost_usd, clamped, latency_ms, request_id, created_at, byok
+             input_tokens, output_tokens, cost_usd, clamped, latency_ms, request_id, created_at, byok, deployment
       FROM jsonb_to_recordset(${rows}::jsonb) AS r(
         record_id uuid, workspace_id uuid, key_id uuid, endpoint text, provider text, region text, model text,
         status smallint, outcome text, stream boolean, input_tokens integer, output_tokens integer,
-        cost_usd numeric, clamped boolean, latency_ms integer, request_id text, created_at timestamptz, byok boolean)
+        cost_usd numeric, clamped boolean, latency_ms integer, request_id text, created_at timestamptz, byok boolean,
+        deployment text)
       ON CONFLICT (workspace_id, record_id) DO NOTHING`.pipe(
       Effect.asVoid,
       Effect.mapError((error) => isDataError(error) ? new RequestsRefused({ reason: errorText(error) }) : storageFailure(error))
