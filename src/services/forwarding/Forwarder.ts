@@ -299,8 +299,8 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             requestId: input.requestId,
             createdAt: new Date(),
             byok: input.ownKey !== undefined,
-            // The serving deployment: filled in by the routes' change to the Forwarder.
-            deployment: undefined
+            // The deployment that answered, or the last one tried.
+            deployment: input.deployment?.name
           }).pipe(span("usage.record"), Effect.zipRight(markUsed(input)))
         )
       }

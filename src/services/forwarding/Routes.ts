@@ -1,15 +1,12 @@
-import { Context, Effect, Either, Layer, Option, Redacted, type Scope } from "effect"
+import { Context, Effect, Either, Layer, Redacted, type Scope } from "effect"
 import { AppConfig } from "../../config"
 import { attemptOrder } from "../../domain/attemptOrder"
-import { type Deployment, type NativeDeployment, type RouteId, routeId, type RoutesSetting, upstreamModelOf } from "../../domain/deployments"
-import { MODEL_CATALOG } from "../../domain/models"
+import { type Deployment, type NativeDeployment, type RouteId, routeId, upstreamModelOf } from "../../domain/deployments"
+import { catalogModels } from "../../domain/routesFile"
 import type { ProviderId } from "../../domain/providerId"
 import { RegionNotServed } from "../../domain/refusals"
 import { providers } from "../../providers/provider"
 import type { ProviderDialect } from "../../providers/providerDialect"
-
-/** UPSTREAM_MAX_ATTEMPTS until the routes file lands in the configuration. */
-const maxAttempts = 3
 
 /** One try of a request: the deployment and the model's id there. */
 export interface Attempt {
@@ -68,7 +65,8 @@ export class Routes extends Context.Tag("Routes")<Routes, {
       Routes,
       Effect.gen(function*() {
         const config = yield* AppConfig
-        const setting = routesSetting(config)
+        const setting = config.routes
+        const catalog = catalogModels(setting.catalog)
         const served = providers.flatMap((provider) => provider.regions.map((region) => routeId(provider.id, region)))
         const unset = served.filter((id) => !setting.routes.has(id))
         const simulatorUrl = unset.length === 0 ? undefined : yield* startSimulator
@@ -89,7 +87,7 @@ export class Routes extends Context.Tag("Routes")<Routes, {
         }
         const coolingUntil = (name: string) => health.get(name)?.coolingUntil
         const catalogIds = new Map<ProviderId, ReadonlySet<string>>(
-          providers.map((provider) => [provider.id, new Set(MODEL_CATALOG.filter((model) => model.provider === provider.id).map((model) => model.id))])
+          providers.map((provider) => [provider.id, new Set(catalog.filter((model) => model.provider === provider.id).map((model) => model.id))])
         )
         const makeRoute = (provider: ProviderDialect, region: string): Route => {
           const id = routeId(provider.id as ProviderId, region)
@@ -106,7 +104,7 @@ export class Routes extends Context.Tag("Routes")<Routes, {
             deployments,
             serves: (model, ownKey) => candidatesFor(model, ownKey).length > 0,
             attempts: (model, ownKey) =>
-              attemptOrder(candidatesFor(model, ownKey), coolingUntil, Date.now(), maxAttempts).map((deployment) => ({
+              attemptOrder(candidatesFor(model, ownKey), coolingUntil, Date.now(), config.upstreamMaxAttempts).map((deployment) => ({
                 deployment,
                 upstreamModel: modelOn(deployment, model, ownKey) ?? model
               }))
@@ -177,33 +175,6 @@ const simulatedDeployment = (id: RouteId, url: string): NativeDeployment => {
     simulated: true,
     apiKey: Redacted.make("simulator")
   }
-}
-
-/** The UPSTREAM_PROVIDER_* shorthand as routes of one native deployment each. */
-const routesSetting = (config: AppConfig["Type"]): RoutesSetting => {
-  const routes = new Map<RouteId, ReadonlyArray<Deployment>>()
-  for (const provider of providers) {
-    for (const region of provider.regions) {
-      const id = routeId(provider.id, region)
-      const configured = config.upstreams[`${provider.id}_${region}` as keyof typeof config.upstreams]
-      if (Option.isSome(configured)) {
-        routes.set(id, [{
-          kind: "native",
-          name: `${provider.id}-${region}`,
-          route: id,
-          provider: provider.id,
-          region,
-          priority: 0,
-          weight: 1,
-          models: undefined,
-          url: configured.value.url.replace(/\/+$/, ""),
-          simulated: false,
-          apiKey: configured.value.key as Redacted.Redacted<string>
-        }])
-      }
-    }
-  }
-  return { cooldownSeconds: 30, routes, catalog: { mode: "extend", models: [] } }
 }
 
 /** Keys and hosts of every deployment: none may reach a client through an upstream's words. */

@@ -1,8 +1,10 @@
 import { Effect } from "effect"
 import type { Deployment, UpstreamKindName } from "../../../domain/deployments"
-import { UpstreamFailure } from "../UpstreamClient"
+import { azureKind } from "./azure"
+import { makeBedrockKind } from "./bedrock"
 import { nativeKind } from "./native"
 import type { UpstreamKind } from "./UpstreamKind"
+import { makeVertexKind } from "./vertex"
 
 /** One kind of upstream per name: a missing one fails to compile. */
 export type UpstreamKinds = { readonly [K in UpstreamKindName]: UpstreamKind<Extract<Deployment, { readonly kind: K }>> }
@@ -11,18 +13,10 @@ export type UpstreamKinds = { readonly [K in UpstreamKindName]: UpstreamKind<Ext
 export const kindOf = <D extends Deployment>(kinds: UpstreamKinds, deployment: D): UpstreamKind<D> =>
   kinds[deployment.kind] as unknown as UpstreamKind<D>
 
-const notYet = <K extends UpstreamKindName>(kind: K): UpstreamKind<Extract<Deployment, { readonly kind: K }>> => ({
-  kind: kind as Deployment["kind"],
-  prepare: () => Effect.fail(new UpstreamFailure({ kind: "unreachable", detail: `upstream kind ${kind} is not available in this build` })),
-  streamContentType: "text/event-stream",
-  streamDecoder: nativeKind.streamDecoder,
-  errorAnswer: (status, _headers, body) => ({ status, body })
-} as UpstreamKind as unknown as UpstreamKind<Extract<Deployment, { readonly kind: K }>>)
-
-/** Every kind of upstream, made once for the service's life (a kind may keep state, such as tokens). */
-export const makeUpstreamKinds: Effect.Effect<UpstreamKinds> = Effect.succeed({
-  native: nativeKind,
-  azure: notYet("azure"),
-  bedrock: notYet("bedrock"),
-  vertex: notYet("vertex")
+/** Every kind of upstream, made once for the service's life (a kind may keep state: credentials, tokens). */
+export const makeUpstreamKinds: Effect.Effect<UpstreamKinds> = Effect.all({
+  native: Effect.succeed(nativeKind),
+  azure: Effect.succeed(azureKind),
+  bedrock: makeBedrockKind,
+  vertex: makeVertexKind
 })
