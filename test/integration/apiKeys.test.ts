@@ -2,12 +2,12 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
-import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/testApp"
+import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/app"
 
 const exportBody = { from: { date: "2026-01-01T00:00:00", timezone: "UTC" }, to: { date: "2026-01-31T00:00:00", timezone: "UTC" } }
 
 describe("API keys", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
 
   it("are shown once, listed without the key, and only a hash is stored", async () => {
     const workspace = await createWorkspace(app.current)
@@ -194,7 +194,7 @@ describe("API keys", () => {
 })
 
 describe("admin API", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
 
   it("requires the admin token", async () => {
     for (const token of [undefined, "wrong-token-wrong-token", `wsk_${"A".repeat(43)}`]) {

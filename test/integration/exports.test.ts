@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
 import { exportLayouts } from "../../src/domain/exportLayouts"
-import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/testApp"
+import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/app"
 import { datePoint, dbQuery, ingest, message, runExport, workflowRun } from "../support/usage"
 
 const range = (from: string, to: string, timezone = "UTC") => ({ from: datePoint(from, timezone), to: datePoint(to, timezone) })
@@ -45,7 +45,7 @@ const activity = [
 ]
 
 describe("usage exports", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
   let workspaceId = ""
   let key = ""
 
@@ -226,7 +226,7 @@ describe("usage exports", () => {
 })
 
 describe("usage exports over the row limit", () => {
-  const app = useApp({ EXPORT_MAX_ROWS: "2" })
+  const app = useApp({ EXPORT_MAX_ROWS: "2" }, { stores: "postgres" })
 
   it("answer 400 asking to narrow the range, before any file is written", async () => {
     const workspace = await createWorkspace(app.current)

@@ -2,7 +2,7 @@ import ProviderAClient from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database"
 import { eventually, type FakeUpstream, startFakeUpstream, chatCompletionAnswer } from "../support/fakeUpstream"
-import { createKey, createWorkspace, type RunningApp, startApp } from "../support/testApp"
+import { createKey, createWorkspace, type RunningApp, startApp } from "../support/app"
 
 const chunk = (content: string) =>
   `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "chatgen-4o", choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`
@@ -64,7 +64,7 @@ describe("forwarding against a misbehaving upstream", () => {
       // Nothing listens there: connections are refused.
       UPSTREAM_PROVIDER_A_US_URL: "http://127.0.0.1:9",
       UPSTREAM_PROVIDER_A_US_KEY: "x"
-    })
+    }, { stores: "postgres" })
     const workspace = await createWorkspace(app)
     workspaceId = workspace.id
     key = (await createKey(app, workspace.id, ["COMPLETION_API"])).key
@@ -193,7 +193,7 @@ describe("a client that leaves before the upstream has answered", () => {
   beforeAll(async () => {
     upstream = await startFakeUpstream((request, response) => behave(request.body, response))
     // A first-byte timeout far beyond the test: only the client leaving can end the upstream request.
-    app = await startApp({ UPSTREAM_PROVIDER_A_EU_URL: upstream.url, UPSTREAM_PROVIDER_A_EU_KEY: "upstream-secret", UPSTREAM_FIRST_BYTE_TIMEOUT_MS: "30000" })
+    app = await startApp({ UPSTREAM_PROVIDER_A_EU_URL: upstream.url, UPSTREAM_PROVIDER_A_EU_KEY: "upstream-secret", UPSTREAM_FIRST_BYTE_TIMEOUT_MS: "30000" }, { stores: "postgres" })
     const workspace = await createWorkspace(app)
     key = (await createKey(app, workspace.id, ["COMPLETION_API"])).key
   })

@@ -3,7 +3,7 @@ import type { ServerResponse } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database"
 import { eventually, type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream"
-import { createKey, createWorkspace, type RunningApp, startApp } from "../support/testApp"
+import { createKey, createWorkspace, type RunningApp, startApp } from "../support/app"
 
 const model = "assistantmodel-sonnet-4-5-20250929"
 
@@ -115,7 +115,7 @@ describe("messages forwarding against a misbehaving upstream", () => {
       // Nothing listens there: connections are refused.
       UPSTREAM_PROVIDER_B_US_URL: "http://127.0.0.1:9",
       UPSTREAM_PROVIDER_B_US_KEY: "x"
-    })
+    }, { stores: "postgres" })
     const workspace = await createWorkspace(app)
     workspaceId = workspace.id
     key = (await createKey(app, workspace.id, ["COMPLETION_API"])).key

@@ -4,7 +4,7 @@ import type { ServerResponse } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database"
 import { eventually, type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream"
-import { createKey, createWorkspace, type RunningApp, startApp } from "../support/testApp"
+import { createKey, createWorkspace, type RunningApp, startApp } from "../support/app"
 
 const model = "codemodel-2501"
 
@@ -108,7 +108,7 @@ describe("FIM forwarding against a misbehaving upstream", () => {
       UPSTREAM_PROVIDER_C_EU_KEY: "upstream-secret",
       UPSTREAM_FIRST_BYTE_TIMEOUT_MS: "400",
       UPSTREAM_IDLE_TIMEOUT_MS: "400"
-    })
+    }, { stores: "postgres" })
     const workspace = await createWorkspace(app)
     workspaceId = workspace.id
     key = (await createKey(app, workspace.id, ["COMPLETION_API"])).key
@@ -159,7 +159,7 @@ describe("FIM forwarding against a misbehaving upstream", () => {
   it("answers 504 when the upstream sends no headers in time, and 502 when it cannot be reached", async () => {
     const timedOut = await failureOf(client.fim.complete({ model, prompt: "hang" }))
     expect((timedOut as SDKError).statusCode).toBe(504)
-    const unreachable = await startApp({ UPSTREAM_PROVIDER_C_EU_URL: "http://127.0.0.1:9", UPSTREAM_PROVIDER_C_EU_KEY: "x" })
+    const unreachable = await startApp({ UPSTREAM_PROVIDER_C_EU_URL: "http://127.0.0.1:9", UPSTREAM_PROVIDER_C_EU_KEY: "x" }, { stores: "postgres" })
     try {
       const workspace = await createWorkspace(unreachable)
       const otherKey = (await createKey(unreachable, workspace.id, ["COMPLETION_API"])).key
