@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto"
 import { describe, expect, it } from "vitest"
 import { userPseudonyms } from "../../src/domain/pseudonym"
-import { createKey, createWorkspace, startApp, useApp } from "../support/app"
+import { createKey, createWorkspace, type RunningApp, startApp, useApp } from "../support/app"
 import { datePoint, dbQuery, ingest, message, runExport } from "../support/usage"
 
 const body = { from: datePoint("2026-01-05", "UTC"), to: datePoint("2026-01-07", "UTC") }
@@ -12,7 +12,7 @@ const people = [
 ]
 const identity = (line: string) => line.split(",").slice(2, 5)
 
-const workspaceWith = async (app: Parameters<typeof createWorkspace>[0], settings: Record<string, boolean>) => {
+const workspaceWith = async (app: RunningApp, settings: Record<string, boolean>) => {
   const workspace = await createWorkspace(app, "Private", settings)
   const key = (await createKey(app, workspace.id, ["USAGE_EXPORT_API"])).key
   await ingest(app, workspace.id, people)

@@ -133,17 +133,11 @@ export const startApp = async <S extends Stores = "memory", Replaced = never>(
     ...env
   }
   const scope = Effect.runSync(Scope.make())
-  const stores = postgres ? StoresLive : MemoryStores
+  const lane = options.forwardingLane === false ? ForwardingLane.none : ForwardingLane.layer
+  const configProvider = Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(fullEnv))))
+  const logLevel = Logger.minimumLogLevel(options.logLevel ?? LogLevel.None)
   // The later layer of a merge wins: an override replaces the store of the same tag.
-  const layer = appWith(
-    options.forwardingLane === false ? ForwardingLane.none : ForwardingLane.layer,
-    Layer.merge(stores, options.overrides ?? Layer.empty)
-  ).pipe(
-    Layer.provide(AppConfig.layer),
-    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(fullEnv))))),
-    Layer.provide(Logger.minimumLogLevel(options.logLevel ?? LogLevel.None))
-  )
-  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
+  const overrides = options.overrides ?? Layer.empty
   const origin = `http://127.0.0.1:${port}`
   const common: AppCommon = {
     url: `${origin}${fullEnv.BASE_PATH ?? ""}`,
@@ -154,9 +148,24 @@ export const startApp = async <S extends Stores = "memory", Replaced = never>(
       if (ownDataDir !== undefined) removeTempDir(ownDataDir)
     }
   }
-  const app: RunningApp = postgres
-    ? { ...common, stores: "postgres", databaseUrl: fullEnv.DATABASE_URL! }
-    : { ...common, stores: "memory", usage: Effect.runSync(Effect.provide(MemoryUsage, context as never)) }
+  let app: RunningApp
+  if (postgres) {
+    const layer = appWith(lane, Layer.merge(StoresLive, overrides)).pipe(
+      Layer.provide(AppConfig.layer),
+      Layer.provide(configProvider),
+      Layer.provide(logLevel)
+    )
+    await Effect.runPromise(Layer.buildWithScope(layer, scope))
+    app = { ...common, stores: "postgres", databaseUrl: fullEnv.DATABASE_URL! }
+  } else {
+    const layer = appWith(lane, Layer.merge(MemoryStores, overrides)).pipe(
+      Layer.provide(AppConfig.layer),
+      Layer.provide(configProvider),
+      Layer.provide(logLevel)
+    )
+    const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
+    app = { ...common, stores: "memory", usage: Effect.runSync(Effect.provide(MemoryUsage, context)) }
+  }
   return app as AppOf<S>
 }
 

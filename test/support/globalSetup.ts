@@ -129,7 +129,7 @@ const checkRunTempDir = (run: ReturnType<typeof useRunTempDir>) => {
 }
 
 /** The migrated template, or the set-up's one-line failure (the embedded cluster, when given, stopped first). */
-const templateOrStop = async (adminUrl: string, scope?: Scope.Scope): Promise<string> => {
+const templateOrStop = async (adminUrl: string, scope?: Scope.CloseableScope): Promise<string> => {
   const made = await Effect.runPromiseExit(makeTemplate(adminUrl))
   if (Exit.isSuccess(made)) return made.value
   if (scope !== undefined) await Effect.runPromise(Scope.close(scope, made))
