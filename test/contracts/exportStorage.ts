@@ -29,7 +29,7 @@ const contentOf = (storage: ExportStorage["Type"], file: string) =>
         })))
 
 /** The behaviour every backing of ExportStorage (memory, local, s3) must show. */
-export const exportStorageContract = (it: Vitest.MethodsNonLive<ExportStorage, true>) => {
+export const exportStorageContract = <ExcludeTestServices extends boolean>(it: Vitest.MethodsNonLive<ExportStorage, ExcludeTestServices>) => {
   it.effect("stores the streamed pieces as one file and reads it back whole, with its size", () =>
     Effect.gen(function*() {
       const storage = yield* ExportStorage

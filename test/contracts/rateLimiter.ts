@@ -11,7 +11,7 @@ const freshKey = (name: string) => `rl:{${crypto.randomBytes(4).toString("hex")}
  * few milliseconds pass between two calls there: `refillSlackMs` is how much refill a case tolerates
  * (0 on the memory backing under the test clock, where no time passes).
  */
-export const rateLimiterContract = (it: Vitest.MethodsNonLive<RateLimiter, true>, options: { readonly refillSlackMs: number }) => {
+export const rateLimiterContract = <ExcludeTestServices extends boolean>(it: Vitest.MethodsNonLive<RateLimiter, ExcludeTestServices>, options: { readonly refillSlackMs: number }) => {
   const slack = options.refillSlackMs
 
   it.effect("admits exactly the limit from a concurrent burst, and tells the refused when one token is back", () =>

@@ -3,6 +3,7 @@ import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
 import { exportLayouts } from "../../src/domain/exportLayouts"
 import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/app"
+import { eventually } from "../support/fakeUpstream"
 import { datePoint, dbQuery, ingest, message, runExport, workflowRun } from "../support/usage"
 
 const range = (from: string, to: string, timezone = "UTC") => ({ from: datePoint(from, timezone), to: datePoint(to, timezone) })
@@ -204,8 +205,9 @@ describe("usage exports", () => {
     expect((await call(app.current, "POST", "/export/users", { token: workspaceKey, body: january })).status).toBe(200)
     // Enabled again, the same data is exported.
     await call(app.current, "PATCH", `/admin/workspaces/${workspace.id}`, { token: testAdminToken, body: { settings: { workflowsEnabled: true } } })
-    await new Promise((resolve) => setTimeout(resolve, 1100)) // the key cache holds the workspace for a second
-    expect((await call(app.current, "POST", "/export/workflows", { token: workspaceKey, body: january })).status).toBe(200)
+    // The key cache holds the workspace for a second: polled until the setting shows.
+    const enabled = await eventually(() => call(app.current, "POST", "/export/workflows", { token: workspaceKey, body: january }), (answer) => answer.status !== 404, 5_000)
+    expect(enabled.status).toBe(200)
   })
 
   it("never shows one workspace's rows to another workspace's key", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Either, Layer, Option, Stream, TestClock } from "effect"
+import { Effect, Either, Layer, Stream, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { ExportStorage } from "../../../src/services/exports/ExportStorage/index"
