@@ -4,12 +4,12 @@
  * screenshot is saved in test/console/screenshots/docs.png.
  */
 import { describe, expect, it } from "vitest"
-import { useMemoryApp } from "../support/memoryApp"
+import { useApp } from "../support/app"
 import * as path from "node:path"
 import { hasChromium, newContext, screenshot, screenshotDir, useBrowser } from "./browser"
 
 describe.skipIf(!hasChromium)("the docs page in Chromium", () => {
-  const app = useMemoryApp({ BASE_PATH: "/api/public" })
+  const app = useApp({ BASE_PATH: "/api/public" })
   const browser = useBrowser()
 
   it("renders under its policy, with no violation, and Try it out reaches the service", async () => {

@@ -7,7 +7,7 @@ import ProviderAClient from "openai"
 import type { BrowserContext, Page } from "playwright-core"
 import { beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database"
-import { call, createWorkspace, type RunningApp, testAdminToken, useApp } from "../support/testApp"
+import { call, createWorkspace, type RunningApp, testAdminToken, useApp } from "../support/app"
 import { ingest, message } from "../support/usage"
 import { checkPage, hasChromium, newContext, useBrowser } from "./browser"
 
@@ -55,7 +55,7 @@ const goTo = async (page: Page, link: string, heading: string): Promise<void> =>
 
 // Long flows on two shared cores (scrypt at each sign-in, page loads): generous per-test limits, nothing timed.
 describe.skipIf(!hasChromium)("web console flows (real API)", { timeout: 180_000 }, () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
   const browser = useBrowser()
   let available = false
   let workspaceId = ""
@@ -402,7 +402,7 @@ describe.skipIf(!hasChromium)("web console flows (real API)", { timeout: 180_000
 
 describe.skipIf(!hasChromium)("web console sign-in throttling (real API)", { timeout: 180_000 }, () => {
   // Its own service and database: the failures it makes would throttle every sign-in from 127.0.0.1.
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
   const browser = useBrowser()
 
   it("refuses the sixth failed sign-in within 15 minutes and says when to retry", async (ctx) => {

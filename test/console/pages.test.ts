@@ -5,7 +5,7 @@
  */
 import type { Page } from "playwright-core"
 import { describe, expect, it } from "vitest"
-import { useApp } from "../support/testApp"
+import { useApp } from "../support/app"
 import { checkPage, hasChromium, newContext, useBrowser } from "./browser"
 import {
   activityRows, adminSession, apiKeys, auditEntries, daysAgo, type Handler, memberSession, members, operatorSession,
@@ -98,7 +98,7 @@ const open = async (page: Page, url: string, heading: string): Promise<void> => 
 }
 
 describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_000 }, () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
   const browser = useBrowser()
 
   it("signs in and shows the overview: totals of the recorded numbers, charts, platform activity", async () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest"
-import { call, createWorkspace, testAdminToken, useApp } from "../support/testApp"
+import { call, createWorkspace, testAdminToken, useApp } from "../support/app"
 
 describe("admin API: unknown settings keys", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
 
   const settingsOf = async (id: string) =>
     (await call(app.current, "GET", `/admin/workspaces/${id}`, { token: testAdminToken })).body.settings

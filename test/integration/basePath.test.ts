@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest"
-import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/testApp"
+import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/app"
 
 describe("BASE_PATH=/api/public", () => {
-  const app = useApp({ BASE_PATH: "/api/public" })
+  const app = useApp({ BASE_PATH: "/api/public" }, { stores: "postgres" })
 
   const routes: ReadonlyArray<readonly [method: string, path: string]> = [
     ["GET", "/healthz"],

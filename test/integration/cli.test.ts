@@ -5,13 +5,13 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, describe, expect, it } from "vitest"
 import { builtEntry } from "../support/builtService"
-import { call, testAdminToken, useApp } from "../support/testApp"
+import { call, testAdminToken, useApp } from "../support/app"
 
 const run = promisify(execFile)
 const root = path.resolve(import.meta.dirname, "../..")
 
 describe("operator CLI", () => {
-  const app = useApp({ BASE_PATH: "/api/public" })
+  const app = useApp({ BASE_PATH: "/api/public" }, { stores: "postgres" })
 
   const cliWith = async (env: Record<string, string>, ...args: Array<string>) => {
     try {

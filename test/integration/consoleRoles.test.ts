@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database"
 import { consoleCall, invitePerson, operatorCookie, password } from "../support/console"
-import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/testApp"
+import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/app"
 
 type Role = "admin" | "member" | "operator" | "nobody" | "otherAdmin"
 const roles: ReadonlyArray<Role> = ["admin", "member", "operator", "nobody", "otherAdmin"]
@@ -9,7 +9,7 @@ const roles: ReadonlyArray<Role> = ["admin", "member", "operator", "nobody", "ot
 const exportBody = { from: { date: "2026-01-01", timezone: "UTC" }, to: { date: "2026-02-01", timezone: "UTC" } }
 
 describe("console API: roles on every call", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
   const cookies = {} as Record<Role, string | undefined>
   let a = ""
   let b = ""

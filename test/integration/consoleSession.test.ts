@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest"
 import { query } from "../support/database"
 import { consoleCall, invitePerson, operatorCookie, password, sessionCookieOf, tokenOf } from "../support/console"
-import { call, createWorkspace, testAdminToken, useApp } from "../support/testApp"
+import { call, createWorkspace, testAdminToken, useApp } from "../support/app"
 
 describe("console sessions and invitations", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
 
   it("invitation → password → signed in, with a cookie that is HttpOnly and SameSite=Strict", async () => {
     const workspace = await createWorkspace(app.current, "Invited")

@@ -1,12 +1,12 @@
 import * as fs from "node:fs"
 import { describe, expect, it } from "vitest"
-import { startApp, useApp } from "../support/testApp"
+import { startApp, useApp } from "../support/app"
 
 /** The console's files as the service serves them (globalSetup runs scripts/build.mjs, whose "web" step builds them). */
 const built = fs.existsSync("dist/web/index.html")
 
 describe.skipIf(!built)("web console files", () => {
-  const app = useApp({ BASE_PATH: "/api/public" })
+  const app = useApp({ BASE_PATH: "/api/public" }, { stores: "postgres" })
 
   it("serves the app's page at /console/ with a <base> under BASE_PATH and a strict Content-Security-Policy", async () => {
     const response = await fetch(`${app.current.url}/console/`)
@@ -56,7 +56,7 @@ describe.skipIf(!built)("web console files", () => {
 
 describe.skipIf(!built)("web console files without BASE_PATH", () => {
   it("serves /console/ at the root", async () => {
-    const app = await startApp()
+    const app = await startApp({}, { stores: "postgres" })
     try {
       const html = await (await fetch(`${app.url}/console/login`)).text()
       expect(html).toContain('<base href="/console/">')

@@ -5,14 +5,14 @@
 import { beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database"
 import { consoleCall, invitePerson, password, sessionCookieOf, tokenOf } from "../support/console"
-import { createWorkspace, useApp } from "../support/testApp"
+import { createWorkspace, useApp } from "../support/app"
 
 const victimEmail = "victim@w1.example"
 const victimName = "Victor Victim"
 const attackerPassword = "chosen by the attacker!"
 
 describe("an admin of one workspace and the account of another's admin", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
   let w1 = ""
   let w2 = ""
   let victimCookie = ""

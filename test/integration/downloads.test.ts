@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto"
 import * as http from "node:http"
 import { beforeAll, describe, expect, it } from "vitest"
 import { signDownload } from "../../src/domain/signedUrl"
-import { createKey, createWorkspace, type RunningApp, useApp } from "../support/testApp"
+import { createKey, createWorkspace, type RunningApp, useApp } from "../support/app"
 import { datePoint, ingest, message, runExport } from "../support/usage"
 
 const secret = "downloads-test-signing-secret-0123456789"
@@ -29,7 +29,7 @@ const linkFor = (app: RunningApp, filePath: string, expires: number, signature?:
 }
 
 describe("signed download links", () => {
-  const app = useApp({ EXPORT_SIGNING_SECRET: secret, BASE_PATH: "/api/public", PUBLIC_URL: "http://127.0.0.1:1" })
+  const app = useApp({ EXPORT_SIGNING_SECRET: secret, BASE_PATH: "/api/public", PUBLIC_URL: "http://127.0.0.1:1" }, { stores: "postgres" })
   let filePath = ""
   let otherFilePath = ""
   let workspaceId = ""
@@ -129,7 +129,7 @@ describe("signed download links", () => {
 })
 
 describe("download links with a short lifetime", () => {
-  const app = useApp({ EXPORT_LINK_TTL_SECONDS: "2" })
+  const app = useApp({ EXPORT_LINK_TTL_SECONDS: "2" }, { stores: "postgres" })
 
   it("stop working once the lifetime has passed", async () => {
     const workspace = await createWorkspace(app.current)

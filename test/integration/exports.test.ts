@@ -2,7 +2,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
 import { exportLayouts } from "../../src/domain/exportLayouts"
-import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/testApp"
+import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/app"
+import { eventually } from "../support/fakeUpstream"
 import { datePoint, dbQuery, ingest, message, runExport, workflowRun } from "../support/usage"
 
 const range = (from: string, to: string, timezone = "UTC") => ({ from: datePoint(from, timezone), to: datePoint(to, timezone) })
@@ -45,7 +46,7 @@ const activity = [
 ]
 
 describe("usage exports", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
   let workspaceId = ""
   let key = ""
 
@@ -205,8 +206,9 @@ describe("usage exports", () => {
     expect((await call(app.current, "POST", "/export/users", { token: workspaceKey, body: january })).status).toBe(200)
     // Enabled again, the same data is exported.
     await call(app.current, "PATCH", `/admin/workspaces/${workspace.id}`, { token: testAdminToken, body: { settings: { workflowsEnabled: true } } })
-    await new Promise((resolve) => setTimeout(resolve, 1100)) // the key cache holds the workspace for a second
-    expect((await call(app.current, "POST", "/export/workflows", { token: workspaceKey, body: january })).status).toBe(200)
+    // The key cache holds the workspace for a second: polled until the setting shows.
+    const enabled = await eventually(() => call(app.current, "POST", "/export/workflows", { token: workspaceKey, body: january }), (answer) => answer.status !== 404, 5_000)
+    expect(enabled.status).toBe(200)
   })
 
   it("never shows one workspace's rows to another workspace's key", async () => {
@@ -227,7 +229,7 @@ describe("usage exports", () => {
 })
 
 describe("usage exports over the row limit", () => {
-  const app = useApp({ EXPORT_MAX_ROWS: "2" })
+  const app = useApp({ EXPORT_MAX_ROWS: "2" }, { stores: "postgres" })
 
   it("answer 400 asking to narrow the range, before any file is written", async () => {
     const workspace = await createWorkspace(app.current)

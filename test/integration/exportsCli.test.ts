@@ -4,14 +4,14 @@ import * as path from "node:path"
 import { promisify } from "node:util"
 import { describe, expect, it } from "vitest"
 import { builtEntry } from "../support/builtService"
-import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/testApp"
+import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/app"
 import { tempDir } from "../support/tempDirs"
 
 const run = promisify(execFile)
 const root = path.resolve(import.meta.dirname, "../..")
 
 describe("CLI seed and export", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
 
   const cli = async (...args: Array<string>) => {
     try {

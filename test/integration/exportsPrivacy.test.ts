@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto"
 import { describe, expect, it } from "vitest"
 import { userPseudonyms } from "../../src/domain/pseudonym"
-import { createKey, createWorkspace, startApp, useApp } from "../support/testApp"
+import { createKey, createWorkspace, type RunningApp, startApp, useApp } from "../support/app"
 import { datePoint, dbQuery, ingest, message, runExport } from "../support/usage"
 
 const body = { from: datePoint("2026-01-05", "UTC"), to: datePoint("2026-01-07", "UTC") }
@@ -12,7 +12,7 @@ const people = [
 ]
 const identity = (line: string) => line.split(",").slice(2, 5)
 
-const workspaceWith = async (app: Parameters<typeof createWorkspace>[0], settings: Record<string, boolean>) => {
+const workspaceWith = async (app: RunningApp, settings: Record<string, boolean>) => {
   const workspace = await createWorkspace(app, "Private", settings)
   const key = (await createKey(app, workspace.id, ["USAGE_EXPORT_API"])).key
   await ingest(app, workspace.id, people)
@@ -20,7 +20,7 @@ const workspaceWith = async (app: Parameters<typeof createWorkspace>[0], setting
 }
 
 describe("privacy settings in exports", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
 
   it("anonymizeUsers: stable pseudonyms for id, email and name, other workspaces get others", async () => {
     const { key, workspace } = await workspaceWith(app.current, { anonymizeUsers: true })
@@ -74,7 +74,7 @@ describe("privacy settings in exports", () => {
 
 describe("pseudonyms under a configured secret", () => {
   const secret = "a-configured-signing-secret-of-32+chars"
-  const app = useApp({ EXPORT_SIGNING_SECRET: secret })
+  const app = useApp({ EXPORT_SIGNING_SECRET: secret }, { stores: "postgres" })
 
   it("are the HMAC of workspace and user under a key derived from EXPORT_SIGNING_SECRET", async () => {
     const { key, workspace } = await workspaceWith(app.current, { anonymizeUsers: true })
@@ -86,12 +86,12 @@ describe("pseudonyms under a configured secret", () => {
 })
 
 describe("the generated secret", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
 
   it("is shared by every instance on the same database, so pseudonyms and links agree", async () => {
     const { key } = await workspaceWith(app.current, { anonymizeUsers: true })
     const fromFirst = await runExport(app.current, key, "users", body)
-    const second = await startApp({ DATABASE_URL: app.current.env.DATABASE_URL!, DATA_DIR: app.current.env.DATA_DIR! })
+    const second = await startApp({ DATABASE_URL: app.current.env.DATABASE_URL!, DATA_DIR: app.current.env.DATA_DIR! }, { stores: "postgres" })
     try {
       const fromSecond = await runExport(second, key, "users", body)
       expect(fromSecond.lines!.slice(1).map(identity)).toEqual(fromFirst.lines!.slice(1).map(identity))

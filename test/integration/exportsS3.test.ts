@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest"
-import { call, createKey, createWorkspace, useApp } from "../support/testApp"
+import { call, createKey, createWorkspace, useApp } from "../support/app"
 import { useS3Server } from "../support/s3Server"
 import { datePoint, ingest, message } from "../support/usage"
 
@@ -7,7 +7,7 @@ const body = { from: datePoint("2026-01-01", "Europe/Berlin"), to: datePoint("20
 
 describe("usage exports on S3", () => {
   const s3 = useS3Server("exports")
-  const app = useApp(s3.env)
+  const app = useApp(s3.env, { stores: "postgres" })
 
   it("stream the CSV into the bucket and answer a presigned download URL", async () => {
     const workspace = await createWorkspace(app.current)
@@ -73,7 +73,7 @@ describe("usage exports on S3 with a missing bucket", () => {
   beforeAll(() => {
     s3.env.S3_BUCKET = "missing"
   })
-  const app = useApp(s3.env)
+  const app = useApp(s3.env, { stores: "postgres" })
 
   it("answer 500 in the export format, and nothing is stored", async () => {
     const workspace = await createWorkspace(app.current)

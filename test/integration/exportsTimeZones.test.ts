@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from "vitest"
-import { createKey, createWorkspace, useApp } from "../support/testApp"
+import { createKey, createWorkspace, useApp } from "../support/app"
 import { datePoint, ingest, message, runExport } from "../support/usage"
 
 const berlin = (from: string, to: string) => ({ from: datePoint(from, "Europe/Berlin"), to: datePoint(to, "Europe/Berlin") })
 const periodsOf = (lines: ReadonlyArray<string>) => lines.slice(1).map((line) => line.split(",").slice(0, 2).join(","))
 
 describe("usage exports in a time zone", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
   let key = ""
 
   beforeAll(async () => {

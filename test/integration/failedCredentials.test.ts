@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabaseUrl } from "../support/database"
 import { type RedisServer, startRedis } from "../support/redis"
-import { call, createKey, createWorkspace, type RunningApp, startApp, testAdminToken } from "../support/testApp"
+import { call, createKey, createWorkspace, type RunningApp, startApp, testAdminToken } from "../support/app"
 
 /**
  * Issue 24, finding 2, on the real service and PostgreSQL: failed credentials slow down guessing and
@@ -47,7 +47,7 @@ describe.each([{ lane: true }, { lane: false }])("failed credentials behind one 
   let stale: string
 
   beforeAll(async () => {
-    app = await startApp({ AUTH_FAILURE_LIMIT: "5", AUTH_FAILURE_WINDOW_SECONDS: "60" }, { forwardingLane: lane })
+    app = await startApp({ AUTH_FAILURE_LIMIT: "5", AUTH_FAILURE_WINDOW_SECONDS: "60" }, { stores: "postgres", forwardingLane: lane })
     workspaceId = (await createWorkspace(app)).id
     valid = (await createKey(app, workspaceId, ["COMPLETION_API"])).key
     exporter = (await createKey(app, workspaceId, ["USAGE_EXPORT_API"])).key
@@ -98,8 +98,8 @@ describe("failed credentials counted in Redis by two instances", () => {
   beforeAll(async () => {
     redis = await startRedis()
     const env = { DATABASE_URL: await freshDatabaseUrl(), RATE_LIMIT_STORE: "redis", REDIS_URL: redis.url, AUTH_FAILURE_LIMIT: "6" }
-    a = await startApp(env)
-    b = await startApp(env)
+    a = await startApp(env, { stores: "postgres" })
+    b = await startApp(env, { stores: "postgres" })
   })
   afterAll(async () => {
     await a?.stop()
@@ -142,7 +142,7 @@ describe("failed credentials from rotating addresses (behind a trusted proxy)", 
 
   beforeAll(async () => {
     // The issue's defaults: 20 an address, 100 a network, 1,000 in all, a minute.
-    app = await startApp({ TRUSTED_PROXIES: "127.0.0.1" })
+    app = await startApp({ TRUSTED_PROXIES: "127.0.0.1" }, { stores: "postgres" })
     workspaceId = (await createWorkspace(app)).id
     valid = (await createKey(app, workspaceId, ["COMPLETION_API"])).key
   })

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createKey, createWorkspace, type RunningApp, startApp } from "../support/testApp"
+import { createKey, createWorkspace, type RunningApp, startApp } from "../support/app"
 
 /**
  * The forwarding lane serves the four forwarding endpoints straight from node:http. It must answer
@@ -129,7 +129,7 @@ describe("the forwarding lane", () => {
   let referenceKeys: Keys
 
   beforeAll(async () => {
-    ;[withLane, withoutLane] = await Promise.all([startApp(env), startApp(env, { forwardingLane: false })])
+    ;[withLane, withoutLane] = await Promise.all([startApp(env, { stores: "postgres" }), startApp(env, { stores: "postgres", forwardingLane: false })])
     laneKeys = await provision(withLane)
     referenceKeys = await provision(withoutLane)
   })

@@ -1,6 +1,6 @@
 import { FastCheck as fc } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
-import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/testApp"
+import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/app"
 
 /**
  * Random and mutated bodies against every public endpoint: whatever arrives, the answer is never a
@@ -125,7 +125,7 @@ const readableError = (format: Format, body: any): boolean => {
 }
 
 describe("hostile input", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
   let completionKey: string
   let exportKey: string
 

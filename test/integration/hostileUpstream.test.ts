@@ -1,7 +1,7 @@
 import type * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeUpstream, startFakeUpstream, chatCompletionAnswer } from "../support/fakeUpstream"
-import { createKey, createWorkspace, type RunningApp, startApp } from "../support/testApp"
+import { createKey, createWorkspace, type RunningApp, startApp } from "../support/app"
 
 /**
  * An upstream written to hurt the service (issue 13, defects 5–7): it echoes credentials and
@@ -83,7 +83,7 @@ describe("forwarding against a hostile upstream", () => {
       UPSTREAM_MAX_SSE_EVENT_BYTES: String(256 * 1024),
       UPSTREAM_MAX_JSON_BYTES: String(2 * 1024 * 1024),
       UPSTREAM_JSON_BUDGET_BYTES: String(2 * 1024 * 1024)
-    })
+    }, { stores: "postgres" })
     const workspace = await createWorkspace(app)
     key = (await createKey(app, workspace.id, ["COMPLETION_API"])).key
   })

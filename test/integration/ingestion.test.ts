@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { call, createWorkspace, testAdminToken, useApp } from "../support/testApp"
+import { call, createWorkspace, testAdminToken, useApp } from "../support/app"
 import { dbQuery, ingest, message, workflowRun } from "../support/usage"
 
 const counts = async (app: Parameters<typeof dbQuery>[0], workspaceId: string) => {
@@ -15,7 +15,7 @@ const counts = async (app: Parameters<typeof dbQuery>[0], workspaceId: string) =
 }
 
 describe("event ingestion", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
   const post = (workspaceId: string, body: unknown, token = testAdminToken) =>
     call(app.current, "POST", `/admin/workspaces/${workspaceId}/events`, { token, body })
 
@@ -122,7 +122,7 @@ describe("event ingestion", () => {
 })
 
 describe("event ingestion with a small body limit", () => {
-  const app = useApp({ MAX_BODY_BYTES: "2000" })
+  const app = useApp({ MAX_BODY_BYTES: "2000" }, { stores: "postgres" })
 
   it("answers 413 for a body over MAX_BODY_BYTES", async () => {
     const workspace = await createWorkspace(app.current)

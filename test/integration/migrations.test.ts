@@ -3,11 +3,11 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
 import { migrationIds, runMigrations } from "../../src/platform/Migrations"
-import { freshDatabaseUrl } from "../support/database"
+import { emptyDatabaseUrl } from "../support/database"
 
 describe("migrations", () => {
   it("apply once when several instances start together", async () => {
-    const url = await freshDatabaseUrl()
+    const url = await emptyDatabaseUrl()
     // Three separate pools, as three instances would have.
     const instance = Effect.scoped(
       runMigrations().pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 2 })))

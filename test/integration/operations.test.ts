@@ -2,10 +2,10 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { query } from "../support/database"
-import { call, testAdminToken, useApp } from "../support/testApp"
+import { call, testAdminToken, useApp } from "../support/app"
 
 describe("operations", () => {
-  const app = useApp({ MAX_BODY_BYTES: "2000" })
+  const app = useApp({ MAX_BODY_BYTES: "2000" }, { stores: "postgres" })
 
   it("echoes a request id, keeping a sane one from the caller", async () => {
     const generated = await call(app.current, "GET", "/healthz")

@@ -3,7 +3,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { parse } from "yaml"
 import { parsePrometheusText } from "../support/prometheusText"
-import { useApp } from "../support/testApp"
+import { useApp } from "../support/app"
 
 const root = path.resolve(import.meta.dirname, "../..")
 
@@ -40,7 +40,7 @@ const metricNames = (expressions: ReadonlyArray<string>): ReadonlySet<string> =>
 
 describe("the Grafana dashboard and the example alert rules", () => {
   // A real service (PostgreSQL, so the database pool's gauges are there too).
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
 
   it("reference only metrics that /metrics exports, so they cannot drift apart", async () => {
     const scraped = parsePrometheusText(await (await fetch(`${app.current.url}/metrics`)).text())

@@ -6,12 +6,12 @@
 import { describe, expect, it } from "vitest"
 import { query } from "../support/database"
 import { consoleCall, invitePerson, operatorCookie, password, sessionCookieOf, tokenOf } from "../support/console"
-import { call, createWorkspace, testAdminToken, useApp } from "../support/testApp"
+import { call, createWorkspace, testAdminToken, useApp } from "../support/app"
 
 const twelveSpaces = " ".repeat(12)
 
 describe("passwords", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
   const forgetFailures = () => query(app.current.env.DATABASE_URL!, "DELETE FROM sign_in_failures")
 
   it("a signed-in person changes their own password: the current one required, the rule applied, their other sessions end", async () => {

@@ -2,7 +2,7 @@ import ProviderAClient from "openai"
 import { beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database"
 import { eventually } from "../support/fakeUpstream"
-import { createKey, createWorkspace, type RunningApp, useApp } from "../support/testApp"
+import { createKey, createWorkspace, type RunningApp, useApp } from "../support/app"
 
 interface UsageRow {
   endpoint: string
@@ -23,7 +23,7 @@ const usageRows = (app: RunningApp, workspaceId: string) =>
 const user = (content: string) => [{ role: "user" as const, content }]
 
 describe("provider_a through the openai client library", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
   let client: ProviderAClient
   let workspaceId: string
 

@@ -2,7 +2,7 @@ import ProviderBClient from "@anthropic-ai/sdk"
 import { beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database"
 import { eventually } from "../support/fakeUpstream"
-import { createKey, createWorkspace, type RunningApp, useApp } from "../support/testApp"
+import { createKey, createWorkspace, type RunningApp, useApp } from "../support/app"
 
 interface UsageRow {
   endpoint: string
@@ -39,7 +39,7 @@ const sampling = { temperature: 0.5, top_k: 40, top_p: 0.9 }
 const failureOf = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error)
 
 describe("provider_b messages through the provider's official client library", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
   let client: ProviderBClient
   let key: string
   let workspaceId: string

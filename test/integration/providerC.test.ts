@@ -4,7 +4,7 @@ import { HTTPValidationError, SDKError } from "@mistralai/mistralai/models/error
 import { beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database"
 import { eventually } from "../support/fakeUpstream"
-import { createKey, createWorkspace, type RunningApp, useApp } from "../support/testApp"
+import { createKey, createWorkspace, type RunningApp, useApp } from "../support/app"
 
 interface UsageRow {
   endpoint: string
@@ -42,7 +42,7 @@ const readStream = async (stream: AsyncIterable<{ data: { choices: Array<{ delta
 }
 
 describe("provider_c FIM completion through the provider's official client library", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
   let client: ProviderCClient
   let key: string
   let workspaceId: string

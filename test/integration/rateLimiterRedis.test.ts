@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
 import { Redis } from "ioredis"
 import { RateLimiter } from "../../src/services/limits/RateLimiter"
+import { rateLimiterContract } from "../contracts/rateLimiter"
 import { type RedisServer, startRedis } from "../support/redis"
 
 describe("RateLimiter (Redis)", () => {
@@ -16,6 +17,13 @@ describe("RateLimiter (Redis)", () => {
     await client?.quit()
     await server?.stop()
   })
+
+  // The contract of test/contracts/rateLimiter.ts (built after the server above started); Redis's own clock
+  // moves between calls: a second of refill tolerated.
+  layer(Layer.suspend(() => RateLimiter.redis({ url: server.url, timeoutMs: 1_000 })), { excludeTestServices: true })(
+    "RateLimiter.redis keeps the contract",
+    (it) => rateLimiterContract(it, { refillSlackMs: 1_000 })
+  )
 
   // Redis keeps its own time (the script reads TIME), so these tests run on the real clock.
   const withLimiter = <A, E>(effect: Effect.Effect<A, E, RateLimiter>) =>

@@ -1,7 +1,7 @@
 import ProviderAClient from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RedisServer, startRedis } from "../support/redis"
-import { call, createKey, createWorkspace, type RunningApp, startApp, useApp } from "../support/testApp"
+import { call, createKey, createWorkspace, type RunningApp, startApp, useApp } from "../support/app"
 
 const user = [{ role: "user" as const, content: "hi" }]
 
@@ -21,7 +21,7 @@ const chat = (app: RunningApp, key: string, body: Record<string, unknown> = {}) 
   })
 
 describe("rate limits on one instance", () => {
-  const app = useApp()
+  const app = useApp({}, { stores: "postgres" })
 
   it("admit exactly the limit from a concurrent burst, per workspace, with the headers clients read", async () => {
     // A limit of 10 a minute refills one request every 6 s: the burst is over long before.
@@ -270,8 +270,8 @@ describe("rate limits across two instances sharing Redis", () => {
   beforeAll(async () => {
     redis = await startRedis()
     const shared = { RATE_LIMIT_STORE: "redis", REDIS_URL: redis.url, RATE_LIMIT_REDIS_TIMEOUT_MS: "200" }
-    open = await startApp({ ...shared, RATE_LIMIT_ON_STORE_FAILURE: "open" })
-    closed = await startApp({ ...shared, RATE_LIMIT_ON_STORE_FAILURE: "closed", DATABASE_URL: open.env.DATABASE_URL! })
+    open = await startApp({ ...shared, RATE_LIMIT_ON_STORE_FAILURE: "open" }, { stores: "postgres" })
+    closed = await startApp({ ...shared, RATE_LIMIT_ON_STORE_FAILURE: "closed", DATABASE_URL: open.env.DATABASE_URL! }, { stores: "postgres" })
   })
   afterAll(async () => {
     await open?.stop()

@@ -5,7 +5,7 @@ import S3rver from "s3rver"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually } from "../support/fakeUpstream"
 import { type RedisServer, startRedis } from "../support/redis"
-import { call, type RunningApp, startApp } from "../support/testApp"
+import { call, type RunningApp, startApp } from "../support/app"
 
 /** A local S3-compatible server that the test can stop, unlike useS3Server's (which lives for the whole block). */
 const startS3 = async () => {
@@ -41,7 +41,7 @@ describe("/readyz with Redis failing closed and S3, both real", () => {
   beforeAll(async () => {
     redis = await startRedis()
     s3 = await startS3()
-    app = await startApp({ ...s3.env, RATE_LIMIT_STORE: "redis", REDIS_URL: redis.url, RATE_LIMIT_ON_STORE_FAILURE: "closed" })
+    app = await startApp({ ...s3.env, RATE_LIMIT_STORE: "redis", REDIS_URL: redis.url, RATE_LIMIT_ON_STORE_FAILURE: "closed" }, { stores: "postgres" })
   })
   afterAll(async () => {
     await app?.stop()
@@ -78,7 +78,7 @@ describe("/readyz with Redis failing open", () => {
 
   beforeAll(async () => {
     redis = await startRedis()
-    app = await startApp({ RATE_LIMIT_STORE: "redis", REDIS_URL: redis.url })
+    app = await startApp({ RATE_LIMIT_STORE: "redis", REDIS_URL: redis.url }, { stores: "postgres" })
   })
   afterAll(async () => {
     await app?.stop()
@@ -97,7 +97,7 @@ describe("/readyz with Redis failing open", () => {
 describe("/readyz with neither", () => {
   let app: RunningApp
   beforeAll(async () => {
-    app = await startApp()
+    app = await startApp({}, { stores: "postgres" })
   })
   afterAll(() => app?.stop())
 

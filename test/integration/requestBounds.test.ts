@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeUpstream, startFakeUpstream, chatCompletionAnswer } from "../support/fakeUpstream"
-import { call, createKey, createWorkspace, type RunningApp, startApp } from "../support/testApp"
+import { call, createKey, createWorkspace, type RunningApp, startApp } from "../support/app"
 
 /**
  * Cheap bounds before expensive work (issue 13, defect 10): a body of 200,000 messages is refused
@@ -17,7 +17,7 @@ describe("cheap bounds before expensive work", () => {
       response.writeHead(200, { "content-type": "application/json" })
       response.end(chatCompletionAnswer())
     })
-    app = await startApp({ UPSTREAM_PROVIDER_A_EU_URL: upstream.url, UPSTREAM_PROVIDER_A_EU_KEY: "k" })
+    app = await startApp({ UPSTREAM_PROVIDER_A_EU_URL: upstream.url, UPSTREAM_PROVIDER_A_EU_KEY: "k" }, { stores: "postgres" })
     const workspace = await createWorkspace(app, "Big", {
       rateLimits: { families: { chat_completions: { requestsPerMinute: 10_000, tokensPerMinute: 100_000_000 } } }
     })

@@ -1,6 +1,6 @@
 import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { call, createKey, createWorkspace, type RunningApp, startApp, testAdminToken } from "../support/testApp"
+import { call, createKey, createWorkspace, type RunningApp, startApp, testAdminToken } from "../support/app"
 
 /**
  * Connection exhaustion and credential guessing without authentication (issue 13, defect 11):
@@ -33,7 +33,7 @@ describe("server limits and failed-credential throttling", () => {
       SERVER_MAX_CONNECTIONS: "12",
       AUTH_FAILURE_LIMIT: "5",
       AUTH_FAILURE_WINDOW_SECONDS: "3"
-    })
+    }, { stores: "postgres" })
     port = Number(new URL(app.origin).port)
     const workspace = await createWorkspace(app)
     key = (await createKey(app, workspace.id, ["COMPLETION_API"])).key

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { consoleCall, invitePerson, password } from "../support/console"
-import { call, createWorkspace, type RunningApp, startApp, testAdminToken } from "../support/testApp"
+import { call, createWorkspace, type RunningApp, startApp, testAdminToken } from "../support/app"
 
 /**
  * Issue 24, findings 3 and 4, on the real service and PostgreSQL: the console's client address is the
@@ -23,7 +23,7 @@ const tally = (statuses: ReadonlyArray<number>) =>
 describe("sign-ins behind a trusted proxy (TRUSTED_PROXIES=127.0.0.1)", () => {
   let app: RunningApp
   beforeAll(async () => {
-    app = await startApp({ TRUSTED_PROXIES: "127.0.0.1" })
+    app = await startApp({ TRUSTED_PROXIES: "127.0.0.1" }, { stores: "postgres" })
   })
   afterAll(async () => {
     await app?.stop()
@@ -85,7 +85,7 @@ describe("sign-ins behind a trusted proxy (TRUSTED_PROXIES=127.0.0.1)", () => {
 describe("a forged X-Forwarded-For without TRUSTED_PROXIES", () => {
   let app: RunningApp
   beforeAll(async () => {
-    app = await startApp({ AUTH_FAILURE_LIMIT: "5" })
+    app = await startApp({ AUTH_FAILURE_LIMIT: "5" }, { stores: "postgres" })
   })
   afterAll(async () => {
     await app?.stop()

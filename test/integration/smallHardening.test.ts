@@ -1,10 +1,10 @@
 import * as http from "node:http"
 import { beforeAll, describe, expect, it } from "vitest"
-import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/testApp"
+import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/app"
 
 /** The smaller findings of issue 13 (defect 12), each answered as a client can act on it. */
 describe("smaller hardening", () => {
-  const app = useApp({ MAX_BODY_BYTES: String(256 * 1024) })
+  const app = useApp({ MAX_BODY_BYTES: String(256 * 1024) }, { stores: "postgres" })
   let workspaceId: string
   let exportKey: string
 

@@ -5,7 +5,7 @@ import type { ServerResponse } from "node:http"
 import ProviderAClient from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream"
-import { call, createKey, createWorkspace, type RunningApp, startApp, testAdminToken } from "../support/testApp"
+import { call, createKey, createWorkspace, type RunningApp, startApp, testAdminToken } from "../support/app"
 
 /**
  * Issue 24, finding 5: an upstream that puts the service's own key (or a workspace's) into every field of its
@@ -113,7 +113,7 @@ describe("no secret in any relayed field of an upstream error (issue 24, finding
       UPSTREAM_PROVIDER_B_EU_KEY: serviceKeys.b,
       UPSTREAM_PROVIDER_C_EU_URL: upstream.url,
       UPSTREAM_PROVIDER_C_EU_KEY: serviceKeys.c
-    })
+    }, { stores: "postgres" })
     const workspace = await createWorkspace(app)
     key = (await createKey(app, workspace.id, ["COMPLETION_API"])).key
     const byok = await createWorkspace(app, "Own keys")

@@ -5,7 +5,7 @@ import { query } from "../support/database"
 import { eventually } from "../support/fakeUpstream"
 import { parsePrometheusText } from "../support/prometheusText"
 import { canMakeReadOnly, makeReadOnly } from "../support/refusingDisk"
-import { call, createKey, createWorkspace, type RunningApp, startApp } from "../support/testApp"
+import { call, createKey, createWorkspace, type RunningApp, startApp } from "../support/app"
 
 /**
  * The usage journal's health, seen from outside (issue 25, finding 5): its folder made read-only under a
@@ -22,7 +22,7 @@ interface Service {
 }
 
 const serve = async (env: Record<string, string>): Promise<Service> => {
-  const app = await startApp(env)
+  const app = await startApp(env, { stores: "postgres" })
   const workspace = await createWorkspace(app)
   const { key } = await createKey(app, workspace.id, ["COMPLETION_API"])
   return {

@@ -2,7 +2,7 @@ import type * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { query } from "../support/database"
 import { eventually, type FakeUpstream, startFakeUpstream, chatCompletionAnswer } from "../support/fakeUpstream"
-import { call, createKey, createWorkspace, type RunningApp, startApp } from "../support/testApp"
+import { call, createKey, createWorkspace, type RunningApp, startApp } from "../support/app"
 
 /**
  * A hostile upstream: the last user message chooses the usage it reports ("fraction", "huge",
@@ -40,7 +40,7 @@ describe("the usage ledger against a hostile upstream", () => {
 
   beforeAll(async () => {
     upstream = await startFakeUpstream((request, response) => behave(request.body, response))
-    app = await startApp({ UPSTREAM_PROVIDER_A_EU_URL: upstream.url, UPSTREAM_PROVIDER_A_EU_KEY: "upstream-secret", UPSTREAM_FIRST_BYTE_TIMEOUT_MS: "30000" })
+    app = await startApp({ UPSTREAM_PROVIDER_A_EU_URL: upstream.url, UPSTREAM_PROVIDER_A_EU_KEY: "upstream-secret", UPSTREAM_FIRST_BYTE_TIMEOUT_MS: "30000" }, { stores: "postgres" })
     for (let i = 0; i < 3; i++) {
       const workspace = await createWorkspace(app)
       workspaces.push({ id: workspace.id, key: (await createKey(app, workspace.id, ["COMPLETION_API"])).key })

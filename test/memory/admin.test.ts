@@ -1,11 +1,10 @@
 import { describe, expect, it } from "vitest"
-import { useMemoryApp } from "../support/memoryApp"
-import { call, createKey, createWorkspace, testAdminToken } from "../support/testApp"
+import { useApp, call, createKey, createWorkspace, testAdminToken } from "../support/app"
 
 // The admin API over the in-memory stores: the same answers as over PostgreSQL (test/integration/apiKeys.test.ts,
 // adminSettings.test.ts), without a database.
 describe("admin API on the in-memory app", () => {
-  const app = useMemoryApp()
+  const app = useApp()
 
   it("is live and ready without a database", async () => {
     expect(await call(app.current, "GET", "/healthz")).toMatchObject({ status: 200, body: { status: "ok" } })

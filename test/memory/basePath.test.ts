@@ -1,6 +1,6 @@
 import { LogLevel } from "effect"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import { type MemoryApp, startMemoryApp } from "../support/memoryApp"
+import { type MemoryApp, startApp } from "../support/app"
 import { parsePrometheusText, type Scrape } from "../support/prometheusText"
 
 const scrape = async (app: MemoryApp): Promise<Scrape> => parsePrometheusText(await (await fetch(`${app.url}/metrics`)).text())
@@ -30,7 +30,7 @@ const accessLinesOf = async (run: () => Promise<void>): Promise<Array<{ readonly
 describe("requests outside BASE_PATH", () => {
   let app: MemoryApp
   beforeAll(async () => {
-    app = await startMemoryApp({ BASE_PATH: "/api/public" }, { logLevel: LogLevel.Info })
+    app = await startApp({ BASE_PATH: "/api/public" }, { logLevel: LogLevel.Info })
   })
   afterAll(async () => {
     await app?.stop()

@@ -2,14 +2,13 @@ import ProviderAClient from "openai"
 import { describe, expect, it } from "vitest"
 import { eventually } from "../support/fakeUpstream"
 import { consoleCall, invitePerson, operatorCookie, password, sessionCookieOf, tokenOf } from "../support/console"
-import { useMemoryApp } from "../support/memoryApp"
-import { call, createKey, createWorkspace, testAdminToken } from "../support/testApp"
+import { useApp, call, createKey, createWorkspace, testAdminToken } from "../support/app"
 import { ingest, message } from "../support/usage"
 
 // Console sign-in and the calls of its pages on the in-memory app (people, sessions, throttle and audit
 // in memory): what test/integration/consoleSession.test.ts and consoleRoles.test.ts check over PostgreSQL.
 describe("the console on the in-memory app", () => {
-  const app = useMemoryApp()
+  const app = useApp()
 
   it("invitation → password → signed in; the session answers and ends on sign-out", async () => {
     const workspace = await createWorkspace(app.current, "Invited")
@@ -99,7 +98,7 @@ describe("the console on the in-memory app", () => {
 
 // Failures count per client address too: on an app of its own, so the other cases' sign-ins are not refused.
 describe("sign-in throttling on the in-memory app", () => {
-  const app = useMemoryApp()
+  const app = useApp()
 
   it("the operator signs in with the admin token; wrong passwords are throttled per email", async () => {
     const operator = await operatorCookie(app.current)

@@ -1,8 +1,7 @@
 import ProviderBClient from "@anthropic-ai/sdk"
 import { beforeAll, describe, expect, it } from "vitest"
 import { eventually } from "../support/fakeUpstream"
-import { type MemoryApp, useMemoryApp } from "../support/memoryApp"
-import { createKey, createWorkspace } from "../support/testApp"
+import { type MemoryApp, useApp, createKey, createWorkspace } from "../support/app"
 
 const failureOf = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error)
 const model = "assistantmodel-sonnet-4-5-20250929"
@@ -13,7 +12,7 @@ const endpointsRecorded = (app: MemoryApp, workspaceId: string) =>
 
 // anthropic.messages.countTokens() against the service, on the in-memory app with the built-in simulator upstream.
 describe("messages token counting (POST /provider_b/{region}/v1/messages/count_tokens)", () => {
-  const app = useMemoryApp()
+  const app = useApp()
   let workspaceId = ""
   let client: ProviderBClient
 

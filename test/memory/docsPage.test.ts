@@ -1,12 +1,12 @@
 import * as crypto from "node:crypto"
 import { describe, expect, it } from "vitest"
 import { docsContentSecurityPolicy } from "../../src/http/docsPage"
-import { useMemoryApp } from "../support/memoryApp"
+import { useApp } from "../support/app"
 
 const hashOf = (text: string) => `'sha256-${crypto.createHash("sha256").update(text, "utf8").digest("base64")}'`
 
 describe("the docs page's Content-Security-Policy", () => {
-  const app = useMemoryApp({ BASE_PATH: "/api/public" })
+  const app = useApp({ BASE_PATH: "/api/public" })
 
   it("allows exactly the page's own inline script and style, by hash, and nothing from elsewhere", async () => {
     const answer = await fetch(`${app.current.url}/docs`)

@@ -2,8 +2,7 @@ import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { UsageLedger } from "../../src/services/usage/3-UsageLedger/index"
 import { gatedLedger, LedgerGate } from "../support/gatedLedger"
-import { type MemoryApp, startMemoryApp } from "../support/memoryApp"
-import { call, createKey, createWorkspace } from "../support/testApp"
+import { type MemoryApp, startApp, call, createKey, createWorkspace } from "../support/app"
 import { datePoint, ingest, message } from "../support/usage"
 
 const january = { from: datePoint("2026-01-05T00:00:00", "UTC"), to: datePoint("2026-01-07T00:00:00", "UTC") }
@@ -18,7 +17,7 @@ describe("exports waiting for a slot", () => {
   beforeAll(async () => {
     const ledger = await Effect.runPromise(Layer.buildWithScope(gatedLedger.pipe(Layer.provideMerge(UsageLedger.memory)), scope))
     gate = Context.get(ledger, LedgerGate)
-    app = await startMemoryApp(
+    app = await startApp(
       { EXPORT_CONCURRENCY_PER_WORKSPACE: "1", EXPORT_QUEUE_TIMEOUT_MS: "300" },
       { overrides: Layer.succeedContext(ledger) }
     )

@@ -1,7 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest"
 import { exportLayouts } from "../../src/domain/exportLayouts"
-import { useMemoryApp } from "../support/memoryApp"
-import { call, createKey, createWorkspace } from "../support/testApp"
+import { useApp, call, createKey, createWorkspace } from "../support/app"
 import { datePoint, ingest, message, runExport, workflowRun } from "../support/usage"
 
 const range = (from: string, to: string) => ({ from: datePoint(from, "UTC"), to: datePoint(to, "UTC") })
@@ -13,7 +12,7 @@ const DAY_6 = "2026-01-06T00:00:00+00:00,2026-01-07T00:00:00+00:00"
 // Ingestion, an export and the download of its file on the in-memory app (ledger and export files in
 // memory): the rows test/integration/exports.test.ts expects of the same events over PostgreSQL.
 describe("events and exports on the in-memory app", () => {
-  const app = useMemoryApp()
+  const app = useApp()
   let key = ""
   let workspaceId = ""
 

@@ -2,14 +2,13 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Readiness, Unready } from "../../src/platform/Readiness"
 import { makeTestLayer } from "../support/makeTestLayer"
-import { type MemoryApp, startMemoryApp } from "../support/memoryApp"
-import { call } from "../support/testApp"
+import { type MemoryApp, startApp, call } from "../support/app"
 
 // The health endpoints render what Readiness says: here a stub of it, on the in-memory app.
 describe("health endpoints over a Readiness that says no", () => {
   let app: MemoryApp
   beforeAll(async () => {
-    app = await startMemoryApp({}, {
+    app = await startApp({}, {
       overrides: makeTestLayer(Readiness)({
         alive: Effect.fail(new Unready({ reason: "the embedded PostgreSQL this service owns is not running" })),
         ready: Effect.fail(new Unready({ reason: "database at migration 3, expected 10" }))

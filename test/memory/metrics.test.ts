@@ -1,9 +1,8 @@
 import ProviderAClient from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually } from "../support/fakeUpstream"
-import { type MemoryApp, startMemoryApp, useMemoryApp } from "../support/memoryApp"
+import { type MemoryApp, startApp, useApp, call, createKey, createWorkspace } from "../support/app"
 import { parsePrometheusText, type Scrape } from "../support/prometheusText"
-import { call, createKey, createWorkspace } from "../support/testApp"
 
 const user = (content: string) => [{ role: "user" as const, content }]
 
@@ -33,7 +32,7 @@ const declared = [
 ] as const
 
 describe("GET /metrics on the in-memory app", () => {
-  const app = useMemoryApp()
+  const app = useApp()
   let workspaceId = ""
   let key = ""
   let limitedKey = ""
@@ -95,7 +94,7 @@ describe("GET /metrics settings", () => {
   const running: Array<MemoryApp> = []
   afterAll(() => Promise.all(running.map((app) => app.stop())))
   const start = async (env: Record<string, string>) => {
-    const app = await startMemoryApp(env)
+    const app = await startApp(env)
     running.push(app)
     return app
   }

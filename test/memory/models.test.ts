@@ -3,8 +3,7 @@ import { Mistral as ProviderCClient } from "@mistralai/mistralai"
 import ProviderAClient from "openai"
 import { beforeAll, describe, expect, it } from "vitest"
 import { catalogModelIds, DEFAULT_FIM_MODEL } from "../../src/domain/models"
-import { useMemoryApp } from "../support/memoryApp"
-import { call, createKey, createWorkspace } from "../support/testApp"
+import { useApp, call, createKey, createWorkspace } from "../support/app"
 
 const failureOf = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error)
 const user = (content: string) => [{ role: "user" as const, content }]
@@ -22,7 +21,7 @@ const byokModels = {
 // The models lists through the official client libraries on the in-memory app: each provider's own list
 // format, what the calling key's workspace may use (the catalog, or its own lists), and the one model by id.
 describe("models lists", () => {
-  const app = useMemoryApp()
+  const app = useApp()
   let key = ""
   let ownKey = ""
 
@@ -208,7 +207,7 @@ describe("models lists", () => {
 })
 
 describe("models lists in the OpenAPI document", () => {
-  const app = useMemoryApp()
+  const app = useApp()
 
   it("declares the lists and the token count, with a summary", async () => {
     const spec = await call(app.current, "GET", "/openapi.json")
@@ -222,7 +221,7 @@ describe("models lists in the OpenAPI document", () => {
 })
 
 describe("models lists under BASE_PATH", () => {
-  const app = useMemoryApp({ BASE_PATH: "/api/public" })
+  const app = useApp({ BASE_PATH: "/api/public" })
 
   it("the refusal names the list under BASE_PATH, where the list is served", async () => {
     const workspace = await createWorkspace(app.current)

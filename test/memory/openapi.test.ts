@@ -6,8 +6,7 @@
 import { OpenApi } from "@effect/platform"
 import { beforeAll, describe, expect, it } from "vitest"
 import { WorkspaceApi } from "../../src/api/Api"
-import { useMemoryApp } from "../support/memoryApp"
-import { call, createKey, createWorkspace, testAdminToken } from "../support/testApp"
+import { useApp, call, createKey, createWorkspace, testAdminToken } from "../support/app"
 
 type Json = { [key: string]: unknown }
 const isJson = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
@@ -15,7 +14,7 @@ const at = (value: unknown, ...keys: ReadonlyArray<string>): unknown =>
   keys.reduce<unknown>((inner, key) => (isJson(inner) ? inner[key] : undefined), value)
 
 describe("the served OpenAPI document", () => {
-  const app = useMemoryApp()
+  const app = useApp()
   let document: Json = {}
   beforeAll(async () => {
     document = (await call(app.current, "GET", "/openapi.json")).body as Json

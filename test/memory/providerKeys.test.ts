@@ -5,9 +5,8 @@ import ProviderAClient from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SimulatorAddress } from "../../src/simulator/server"
 import { eventually } from "../support/fakeUpstream"
-import { type MemoryApp, startMemoryApp } from "../support/memoryApp"
+import { type MemoryApp, startApp, call, createKey, createWorkspace, testAdminToken } from "../support/app"
 import { consoleCall, invitePerson } from "../support/console"
-import { call, createKey, createWorkspace, testAdminToken } from "../support/testApp"
 import { simulatorTestLayer } from "../simulator/harness"
 
 const serviceKey = "service-upstream-key-0000"
@@ -38,7 +37,7 @@ describe("a workspace's own provider keys (in-memory app, strict simulator, offi
   let app: MemoryApp
   beforeAll(async () => {
     upstream = await startStrictUpstream()
-    app = await startMemoryApp({
+    app = await startApp({
       CREDENTIALS_KEY: credentialsKey,
       ...Object.fromEntries(["PROVIDER_A_EU", "PROVIDER_B_EU", "PROVIDER_C_EU"].flatMap((id) => [
         [`UPSTREAM_${id}_URL`, upstream.baseUrl],
@@ -161,7 +160,7 @@ describe("a workspace's own provider keys (in-memory app, strict simulator, offi
 describe("provider keys without CREDENTIALS_KEY", () => {
   let app: MemoryApp
   beforeAll(async () => {
-    app = await startMemoryApp()
+    app = await startApp()
   })
   afterAll(async () => {
     await app?.stop()
@@ -181,7 +180,7 @@ describe("a workspace's own provider key, when the provider cannot be asked", ()
   let app: MemoryApp
   beforeAll(async () => {
     // A port nothing listens on: the key check cannot reach the provider.
-    app = await startMemoryApp({ CREDENTIALS_KEY: credentialsKey, UPSTREAM_PROVIDER_A_EU_URL: "http://127.0.0.1:9", UPSTREAM_PROVIDER_A_EU_KEY: serviceKey })
+    app = await startApp({ CREDENTIALS_KEY: credentialsKey, UPSTREAM_PROVIDER_A_EU_URL: "http://127.0.0.1:9", UPSTREAM_PROVIDER_A_EU_KEY: serviceKey })
   })
   afterAll(async () => {
     await app?.stop()

@@ -5,8 +5,7 @@ import ProviderAClient from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { ApiRequestRow } from "../../src/services/usage/3-UsageLedger/contract"
 import { eventually } from "../support/fakeUpstream"
-import { type MemoryApp, startMemoryApp, useMemoryApp } from "../support/memoryApp"
-import { createKey, createWorkspace } from "../support/testApp"
+import { type MemoryApp, startApp, useApp, createKey, createWorkspace } from "../support/app"
 
 const user = (content: string) => [{ role: "user" as const, content }]
 const failureOf = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error)
@@ -18,7 +17,7 @@ const usageRows = (app: MemoryApp, workspaceId: string): Promise<ReadonlyArray<A
 // The three providers through their official client libraries, on the in-memory app with the built-in
 // simulator upstream: what test/integration/provider{A,B,C}.test.ts check over PostgreSQL, in brief.
 describe("forwarded requests on the in-memory app", () => {
-  const app = useMemoryApp()
+  const app = useApp()
   let workspaceId = ""
   let key = ""
 
@@ -150,7 +149,7 @@ describe("forwarded requests on the in-memory app without the forwarding lane", 
   let app: MemoryApp
 
   beforeAll(async () => {
-    app = await startMemoryApp({}, { forwardingLane: false })
+    app = await startApp({}, { forwardingLane: false })
   })
   afterAll(() => app.stop())
 

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type MemoryApp, startMemoryApp } from "../support/memoryApp"
-import { call, createKey, createWorkspace } from "../support/testApp"
+import { type MemoryApp, startApp, call, createKey, createWorkspace } from "../support/app"
 
 /**
  * The refused-request rule (docs/rate-limits.md): a forwarded request refused after authentication (a bad
@@ -56,7 +55,7 @@ describe.each([
 ] as const)("refused requests on %s", (_edge, forwardingLane) => {
   let app: MemoryApp
   beforeAll(async () => {
-    app = await startMemoryApp({}, { forwardingLane })
+    app = await startApp({}, { forwardingLane })
   })
   afterAll(async () => {
     await app?.stop()

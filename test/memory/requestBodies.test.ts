@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { maxJsonDepth } from "../../src/domain/jsonDepth"
-import { type MemoryApp, startMemoryApp } from "../support/memoryApp"
-import { call, createKey, createWorkspace, testAdminToken } from "../support/testApp"
+import { type MemoryApp, startApp, call, createKey, createWorkspace, testAdminToken } from "../support/app"
 
 /** JSON text of `levels` arrays nested in one another: built as text (JSON.stringify of such a value overflows). */
 const deep = (levels: number): string => "[".repeat(levels) + "]".repeat(levels)
@@ -18,7 +17,7 @@ describe.each([
   let key = ""
 
   beforeAll(async () => {
-    app = await startMemoryApp({}, { forwardingLane: lane })
+    app = await startApp({}, { forwardingLane: lane })
     const workspace = await createWorkspace(app, "Bodies", {
       rateLimits: { families: { chat_completions: unbound, embeddings: unbound, messages: unbound, fim: unbound } }
     })
@@ -103,7 +102,7 @@ describe("large bodies a few at a time", () => {
   const keys: Array<string> = []
 
   beforeAll(async () => {
-    app = await startMemoryApp()
+    app = await startApp()
     for (const name of ["flood", "other"]) {
       const workspace = await createWorkspace(app, name, { rateLimits: { families: { chat_completions: unbound } } })
       keys.push((await createKey(app, workspace.id, ["COMPLETION_API"])).key)

@@ -2,8 +2,7 @@ import ProviderAClient from "openai"
 import { zodResponseFormat } from "openai/helpers/zod"
 import { beforeAll, describe, expect, it } from "vitest"
 import { z } from "zod"
-import { useMemoryApp } from "../support/memoryApp"
-import { createKey, createWorkspace } from "../support/testApp"
+import { useApp, createKey, createWorkspace } from "../support/app"
 
 const failureOf = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error)
 
@@ -19,7 +18,7 @@ const ask = [{ role: "user" as const, content: "The forecast for Lyon tomorrow, 
 // Structured outputs through the openai library's own helpers (chat.completions.parse with a zod schema),
 // on the in-memory app with the built-in simulator upstream: the answer must parse against the schema.
 describe("structured outputs (response_format json_schema)", () => {
-  const app = useMemoryApp()
+  const app = useApp()
   let client: ProviderAClient
 
   beforeAll(async () => {

@@ -3,8 +3,7 @@ import { Option, SchemaAST } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import { WorkspaceApi } from "../../src/api/Api"
 import { consoleCall, invitePerson, operatorCookie, password, tokenOf } from "../support/console"
-import { useMemoryApp } from "../support/memoryApp"
-import { call, createWorkspace, testAdminToken } from "../support/testApp"
+import { useApp, call, createWorkspace, testAdminToken } from "../support/app"
 import { message } from "../support/usage"
 
 /** The groups whose bodies are the service's own (the admin API, the console's): an unknown field is a mistake of the caller, refused. */
@@ -41,7 +40,7 @@ interface Row {
 }
 
 describe("admin and console bodies refuse unknown fields with a 400 naming them", () => {
-  const app = useMemoryApp()
+  const app = useApp()
   let workspaceId = ""
   let memberId = ""
   let person = ""

@@ -1,5 +1,5 @@
 import { expect } from "vitest"
-import { call, type RunningApp, testAdminToken } from "./testApp"
+import { call, type RunningApp, testAdminToken } from "./app"
 
 export interface ConsoleCallOptions {
   readonly cookie?: string | undefined

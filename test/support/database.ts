@@ -4,12 +4,20 @@ import { Deferred, Effect, Fiber, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { inject } from "vitest"
 
-/** Creates an empty database on the shared test server and returns its URL. */
-export const freshDatabaseUrl = (): Promise<string> => {
+/**
+ * Creates a database with every migration applied on the shared test server, cloned from the run's
+ * template (test/support/globalSetup.ts), and returns its URL.
+ */
+export const freshDatabaseUrl = (): Promise<string> => createDatabase(`TEMPLATE ${inject("templateDatabase")}`)
+
+/** Creates an empty database (no migration applied) on the shared test server and returns its URL. */
+export const emptyDatabaseUrl = (): Promise<string> => createDatabase("")
+
+const createDatabase = (options: string): Promise<string> => {
   const admin = inject("adminDatabaseUrl")
   const name = `test_${crypto.randomBytes(6).toString("hex")}`
   return Effect.runPromise(
-    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE DATABASE ${name}`)).pipe(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`CREATE DATABASE ${name} ${options}`)).pipe(
       Effect.provide(PgClient.layer({ url: Redacted.make(admin), maxConnections: 1 })),
       Effect.scoped,
       Effect.as(withDatabase(admin, name))

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
-import { call, type RunningApp, testAdminToken } from "./testApp"
+import { call, type RunningApp, testAdminToken } from "./app"
 
 /** Builders of platform activity events in the wire shape of POST /admin/workspaces/{id}/events. */
 export const message = (

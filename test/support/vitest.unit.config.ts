@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config"
 
 // Unit tests only: no database, no browser, no globalSetup. test/memory belongs here: the whole app over
-// its in-memory stores (test/support/memoryApp.ts).
+// its in-memory stores (test/support/app.ts, its default stores).
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],

@@ -1,10 +1,11 @@
-import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Option, Stream, TestClock } from "effect"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Effect, Either, Layer, Stream, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { ExportStorage } from "../../../src/services/exports/ExportStorage/index"
 import { makeLocalExportStorage, sweepExpiredExports } from "../../../src/services/exports/ExportStorage/local"
 import { makeMemoryExportStorage } from "../../../src/services/exports/ExportStorage/memory"
+import { exportStorageContract, readAll } from "../../contracts/exportStorage"
 import { tempDir } from "../../support/tempDirs"
 
 const filePath = "users-usage/6f1c2b3a-0000-4000-8000-000000000001/users-usage-20260105-20260112-v1-abc123.csv"
@@ -18,35 +19,29 @@ const localStorage = () => {
 const filesUnder = (root: string) =>
   fs.existsSync(root) ? fs.readdirSync(root, { recursive: true }).map(String).filter((f) => fs.statSync(path.join(root, f)).isFile()) : []
 
-const readAll = (storage: ExportStorage["Type"], file: string) =>
-  Effect.flatMap(storage.read(file), (found) =>
-    Option.match(found, {
-      onNone: () => Effect.succeed(undefined),
-      onSome: (content) => Effect.map(Stream.runCollect(content.stream), (chunks) => Buffer.concat(Chunk.toArray(chunks)).toString())
-    }))
+// The contract of test/contracts/exportStorage.ts on the memory and local backings;
+// test/integration/exportStorage.s3.test.ts runs it on S3.
+layer(ExportStorage.memory)("ExportStorage.memory keeps the contract", exportStorageContract)
+layer(Layer.sync(ExportStorage, () => localStorage().storage))("ExportStorage.local keeps the contract", exportStorageContract)
 
 describe("ExportStorage.local", () => {
-  it.effect("streams the pieces into the file and reads them back", () =>
+  it.effect("writes the file at its path under the root, and nothing else", () =>
     Effect.gen(function*() {
       const { root, storage } = localStorage()
       const pieces = Array.from({ length: 2000 }, (_, i) => `row ${i},é,"x"\r\n`)
-      const stored = yield* storage.write(filePath, Stream.fromIterable(pieces))
-      const expected = pieces.join("")
-      expect(stored).toEqual({ filePath, bytes: Buffer.byteLength(expected) })
-      expect(fs.readFileSync(path.join(root, filePath), "utf8")).toBe(expected)
-      expect(yield* readAll(storage, filePath)).toBe(expected)
+      yield* storage.write(filePath, Stream.fromIterable(pieces))
+      expect(fs.readFileSync(path.join(root, filePath), "utf8")).toBe(pieces.join(""))
       // Nothing is left behind besides the file.
       expect(filesUnder(root)).toEqual([filePath])
+      expect(yield* readAll(storage, filePath)).toBe(pieces.join(""))
     }))
 
-  it.effect("leaves nothing at the final path when the content fails midway", () =>
+  it.effect("leaves no file at all when the content fails midway", () =>
     Effect.gen(function*() {
       const { root, storage } = localStorage()
       const failing = Stream.concat(Stream.make("header\r\n", "row\r\n"), Stream.fail("database gone" as const))
-      const result = yield* Effect.either(storage.write(filePath, failing))
-      expect(result).toEqual(Either.left("database gone"))
+      expect(yield* Effect.either(storage.write(filePath, failing))).toEqual(Either.left("database gone"))
       expect(filesUnder(root)).toEqual([])
-      expect(Option.isNone(yield* storage.read(filePath))).toBe(true)
     }))
 
   it.live("leaves nothing when interrupted", () =>
@@ -104,13 +99,10 @@ describe("ExportStorage.local", () => {
 })
 
 describe("ExportStorage.memory", () => {
-  it.effect("keeps complete files only", () =>
+  it.effect("links a file as memory://<filePath>", () =>
     Effect.gen(function*() {
       const storage = yield* makeMemoryExportStorage
-      yield* Effect.either(storage.write(filePath, Stream.concat(Stream.make("a"), Stream.fail("boom" as const))))
-      expect(Option.isNone(yield* storage.read(filePath))).toBe(true)
       yield* storage.write(filePath, Stream.make("a,b\r\n", "1,2\r\n"))
-      expect(yield* readAll(storage, filePath)).toBe("a,b\r\n1,2\r\n")
       expect(yield* storage.downloadUrl(filePath)).toBe(`memory://${filePath}`)
     }))
 })
