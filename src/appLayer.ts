@@ -70,7 +70,7 @@ import { ProviderKeys } from "./services/providerKeys/ProviderKeys"
 
 /**
  * Everything the service keeps: the stores over PostgreSQL, export files (EXPORT_STORAGE), the usage journal
- * in DATA_DIR and the server secret. The one swap point of the composition: test/support/memoryApp.ts gives
+ * in DATA_DIR and the server secret. The one swap point of the composition: test/support/app.ts gives
  * `appWith` the same services kept in memory (`X.memory`), and everything else is shared.
  */
 export const StoresLive = Layer.mergeAll(
