@@ -45,6 +45,7 @@ import { RateLimits } from "./services/limits/RateLimits"
 import { Tokenizer } from "./services/forwarding/Tokenizer"
 import { UpstreamClient } from "./services/forwarding/UpstreamClient"
 import { Upstreams } from "./services/forwarding/Upstreams"
+import { Routes } from "./services/forwarding/Routes"
 import { SimulatorAddress, SimulatorServerLive } from "./simulator/server"
 import { SimulatorSettings } from "./simulator/settings"
 import { SimulatorTokenizer } from "./simulator/tokenizer"
@@ -112,6 +113,8 @@ export const ForwardingLive = Layer.mergeAll(
   // A workspace's own provider keys: checked with the provider when saved, used by the Forwarder.
   Layer.provideMerge(ProviderCredentials.layer.pipe(Layer.provide(ProviderKeyCheck.layer))),
   Layer.provide([Upstreams.layer(startSimulator), UpstreamClient.layer]),
+  // Exposed: GET /admin/upstreams and the console read each deployment's state. (Until the forwarder uses Routes.)
+  Layer.provideMerge(Routes.layer(startSimulator)),
   Layer.provideMerge(RateLimits.layer),
   // Exposed: the console reads what remains of each limit from the same buckets.
   Layer.provideMerge(RateLimiter.fromConfig)
