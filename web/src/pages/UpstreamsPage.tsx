@@ -1,6 +1,6 @@
 import { listUpstreams } from "../api/console"
 import type { UpstreamDeployment } from "../api/types"
-import { Empty, ErrorNote, LoadFailed, Loading } from "../components/Notice"
+import { Empty, LoadFailed, Loading } from "../components/Notice"
 import { formatClock } from "../lib/dates"
 import { formatCount } from "../lib/format"
 import { usePolled } from "../lib/usePolled"
@@ -31,7 +31,7 @@ export const UpstreamsPage = () => {
         Every deployment of every route, as this instance of the service sees it: requests and failures since it started.
         A cooling deployment is skipped until its time is up, unless every deployment of its route is cooling.
       </p>
-      <div class="toolbar">
+      <div class="toolbar centered">
         <button type="button" class="secondary" onClick={upstreams.refresh}>Refresh</button>
         <p class="hint" data-testid="upstreams-updated">
           {upstreams.loadedAt === null ? "Refreshed every 10 seconds." : `Updated ${formatClock(upstreams.loadedAt)}; refreshed every 10 seconds.`}
@@ -39,8 +39,12 @@ export const UpstreamsPage = () => {
       </div>
       {list === undefined && upstreams.error === null ? <Loading /> : null}
       {list === undefined && upstreams.error !== null ? <LoadFailed error={upstreams.error} onRetry={upstreams.refresh} /> : null}
-      {/* A failed refresh leaves the last answer on screen, saying it could not be updated. */}
-      {list !== undefined && upstreams.error !== null ? <ErrorNote error={upstreams.error} /> : null}
+      {/* A failed refresh leaves the last answer on screen, saying how old it is. */}
+      {list !== undefined && upstreams.error !== null ? (
+        <p class="error" role="alert">
+          Could not refresh{upstreams.loadedAt === null ? "" : ` (the table is from ${formatClock(upstreams.loadedAt)})`}: {upstreams.error.message}
+        </p>
+      ) : null}
       {list !== undefined && list.length === 0 ? <Empty>No upstream deployments are configured.</Empty> : null}
       {list !== undefined && list.length > 0 ? (
         <>
@@ -59,7 +63,7 @@ export const UpstreamsPage = () => {
                 {list.map((deployment) => (
                   <tr key={deployment.deployment} class={deployment.state}>
                     <td class="nowrap"><code>{deployment.route}</code></td>
-                    <th scope="row">{deployment.deployment}</th>
+                    <th scope="row" class="nowrap">{deployment.deployment}</th>
                     <td>{deployment.kind}</td>
                     <td class="nowrap"><StateBadge deployment={deployment} /></td>
                     <td>{deployment.lastError ?? "—"}</td>
