@@ -44,8 +44,8 @@ import { RateLimiter } from "./services/limits/RateLimiter"
 import { RateLimits } from "./services/limits/RateLimits"
 import { Tokenizer } from "./services/forwarding/Tokenizer"
 import { UpstreamClient } from "./services/forwarding/UpstreamClient"
-import { Upstreams } from "./services/forwarding/Upstreams"
 import { Routes } from "./services/forwarding/Routes"
+import { EndpointForwarding } from "./services/forwarding/EndpointForwarding"
 import { SimulatorAddress, SimulatorServerLive } from "./simulator/server"
 import { SimulatorSettings } from "./simulator/settings"
 import { SimulatorTokenizer } from "./simulator/tokenizer"
@@ -93,7 +93,7 @@ export const StoresLive = Layer.mergeAll(
   Layer.provideMerge(DatabaseLive)
 )
 
-/** The built-in simulator on a loopback port, for the upstreams left unset (Upstreams starts it only then): its base URL. */
+/** The built-in simulator on a loopback port, for the upstreams left unset (Routes starts it only then): its base URL. */
 const startSimulator = Layer.build(
   SimulatorServerLive().pipe(Layer.provide([SimulatorSettings.layer(), SimulatorTokenizer.approximate]))
 ).pipe(Effect.map((context) => Context.get(context, SimulatorAddress).baseUrl))
@@ -108,13 +108,15 @@ export const ForwardingLive = Layer.mergeAll(
   // Large request bodies read a few at a time, by the lane and the HttpApi handlers alike.
   LargeBodies.layer
 ).pipe(
+  // The one procedure of every forwarded endpoint: route, check, then the Forwarder.
+  Layer.provideMerge(EndpointForwarding.layer),
   Layer.provideMerge(Forwarder.layer),
   Layer.provide([UsageRecorder.layer, Prices.layer, Tokenizer.layer]),
   // A workspace's own provider keys: checked with the provider when saved, used by the Forwarder.
   Layer.provideMerge(ProviderCredentials.layer.pipe(Layer.provide(ProviderKeyCheck.layer))),
-  Layer.provide([Upstreams.layer(startSimulator), UpstreamClient.layer]),
-  // Exposed: GET /admin/upstreams and the console read each deployment's state. (Until the forwarder uses Routes.)
+  // Exposed: the operator's view of the deployments (GET /admin/upstreams) reads the routes.
   Layer.provideMerge(Routes.layer(startSimulator)),
+  Layer.provide(UpstreamClient.layer),
   Layer.provideMerge(RateLimits.layer),
   // Exposed: the console reads what remains of each limit from the same buckets.
   Layer.provideMerge(RateLimiter.fromConfig)

@@ -22,6 +22,8 @@ import { countTokens, messages } from "../providers/providerB/endpoints"
 import { Messages } from "../services/endpoints/Messages"
 import { fimCompletions } from "../providers/providerC/endpoints"
 import { FimCompletions } from "../services/endpoints/FimCompletions"
+import type { EndpointCheck } from "../services/endpoints/endpointCall"
+import { EndpointForwarding } from "../services/forwarding/EndpointForwarding"
 import type { Provider } from "../providers/provider"
 import { renderRefusal } from "../providers/render"
 import type { Forwarded, StreamSink } from "../services/forwarding/Forwarder"
@@ -309,21 +311,19 @@ export const served = <const Name extends string, P extends Provider, Payload, P
  * forwarding lane both serve from this one list.
  */
 export const forwardedServices = Effect.gen(function*() {
-  const chat = yield* ChatCompletions
-  const embed = yield* Embeddings
-  const message = yield* Messages
-  const fim = yield* FimCompletions
-  const counter = yield* CountTokens
+  const { serve } = yield* EndpointForwarding
   const rateLimits = yield* RateLimits
   const largeBodies = yield* LargeBodies
+  const each = <const Name extends string, P extends Provider, Payload, PayloadI, Success, SuccessI>(
+    endpoint: ForwardedEndpoint<Name, P, Payload, PayloadI, Success, SuccessI>,
+    check: EndpointCheck<Payload>
+  ) => served(endpoint, serve(endpoint, check), rateLimits, largeBodies)
   return {
-    chatCompletions: served(chatCompletions, chat.create, rateLimits, largeBodies),
-    embeddings: served(embeddings, embed.create, rateLimits, largeBodies),
-    messages: served(messages, (principal, region, payload, requestId, headers) =>
-      message.create(principal, region, payload, requestId, headers["anthropic-beta"]), rateLimits, largeBodies),
-    countTokens: served(countTokens, (principal, region, payload, requestId, headers) =>
-      counter.count(principal, region, payload, requestId, headers["anthropic-beta"]), rateLimits, largeBodies),
-    fimCompletions: served(fimCompletions, fim.create, rateLimits, largeBodies)
+    chatCompletions: each(chatCompletions, (yield* ChatCompletions).check),
+    embeddings: each(embeddings, (yield* Embeddings).check),
+    messages: each(messages, (yield* Messages).check),
+    countTokens: each(countTokens, (yield* CountTokens).check),
+    fimCompletions: each(fimCompletions, (yield* FimCompletions).check)
   } as const
 })
 

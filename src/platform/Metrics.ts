@@ -27,9 +27,9 @@ export interface MetricsShape {
   readonly enabled: boolean
   readonly request: (family: string, status: number) => void
   /** From the request sent upstream to the answer's status and headers. */
-  readonly upstreamFirstByte: (provider: string, region: string, seconds: number) => void
+  readonly upstreamFirstByte: (provider: string, region: string, deployment: string, seconds: number) => void
   /** From the request sent upstream to the end of its answer (or its failure). */
-  readonly upstreamDuration: (provider: string, region: string, seconds: number) => void
+  readonly upstreamDuration: (provider: string, region: string, deployment: string, seconds: number) => void
   readonly usage: (measure: UsageMeasure) => void
   /** A request refused by the workspace's rate limits (429). */
   readonly rateLimited: (family: string, workspaceId: string) => void
@@ -127,13 +127,13 @@ export class Metrics extends Context.Tag("Metrics")<Metrics, MetricsShape>() {
         const firstByte = histogram(
           "wsapi_upstream_first_byte_seconds",
           "Time from sending a request upstream to its answer's status and headers.",
-          ["provider", "region"],
+          ["provider", "region", "deployment"],
           firstByteBounds
         )
         const duration = histogram(
           "wsapi_upstream_duration_seconds",
           "Time from sending a request upstream to the end of its answer.",
-          ["provider", "region"],
+          ["provider", "region", "deployment"],
           upstreamBounds
         )
         const tokens = counter("wsapi_tokens_total", "Tokens of forwarded requests, by family and direction (input or output).", withWorkspace(["family", "direction"]))
@@ -152,8 +152,8 @@ export class Metrics extends Context.Tag("Metrics")<Metrics, MetricsShape>() {
         return {
           enabled: true,
           request: (family, status) => requests.inc([family, String(status)]),
-          upstreamFirstByte: (provider, region, seconds) => firstByte.observe([provider, region], seconds),
-          upstreamDuration: (provider, region, seconds) => duration.observe([provider, region], seconds),
+          upstreamFirstByte: (provider, region, deployment, seconds) => firstByte.observe([provider, region, deployment], seconds),
+          upstreamDuration: (provider, region, deployment, seconds) => duration.observe([provider, region, deployment], seconds),
           usage: (measure) => {
             const workspace = byWorkspace ? [measure.workspaceId] : none
             if (measure.inputTokens > 0) tokens.inc([measure.family, "input", ...workspace], measure.inputTokens)

@@ -1,7 +1,9 @@
 import type { Schema } from "effect"
+import type { UpstreamOperation } from "../domain/deployments"
 import type { Refusal } from "../domain/refusals"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import type { Provider } from "./provider"
+import type { Protocol } from "./protocol"
 
 /** How the usage ledger names an endpoint. */
 export type EndpointRecord = "chat_completions" | "embeddings" | "messages" | "fim_completions"
@@ -21,6 +23,10 @@ export interface ForwardedEndpoint<Name extends string, P extends Provider, Payl
   readonly success: Schema.Schema<Success, SuccessI>
   /** What OpenAPI says of the answer beyond its schema (streams). */
   readonly description?: string
+  /** How its answers, usage and upstream errors read. */
+  readonly protocol: Protocol
+  /** What it is to the kinds of upstream, which address each operation their own way. */
+  readonly operation: UpstreamOperation
   /** The rate-limit family its requests, refused ones too, count in. */
   readonly family: LimitFamily
   /** Its name in the usage ledger; none for an endpoint that is not a completion (a token count), which is not recorded there. */

@@ -14,6 +14,7 @@ import type { StreamSink } from "../../src/services/forwarding/Forwarder"
 import { CountTokens } from "../../src/services/endpoints/CountTokens"
 import { Messages } from "../../src/services/endpoints/Messages"
 import { LargeBodies } from "../../src/services/forwarding/LargeBodies"
+import { EndpointForwarding } from "../../src/services/forwarding/EndpointForwarding"
 import { RateLimits } from "../../src/services/limits/RateLimits"
 import { Metrics } from "../../src/platform/Metrics"
 
@@ -22,14 +23,16 @@ const principal = {
   scopes: ["COMPLETION_API" as const],
   workspace: { id: "00000000-0000-4000-8000-000000000002", name: "w", settings: defaultWorkspaceSettings, createdAt: new Date(0) }
 }
-const unused = { create: () => Effect.die("not called") }
+const unused = { check: () => Effect.die("not called") }
 
 /** The lane over stub services: chat completions die at once, or after a first stream event. */
 const laneLayerWith = (env: Record<string, string>) => ForwardingLane.layer.pipe(
   Layer.provide(Layer.succeed(AuthService, { authenticate: () => Effect.succeed(principal) })),
-  Layer.provide(Layer.succeed(ChatCompletions, {
-    create: (_principal, _region, request) =>
-      request.stream === true
+  Layer.provide(Layer.succeed(EndpointForwarding, {
+    serve: (endpoint) => (_principal, _region, request) =>
+      endpoint.path !== "/v1/chat/completions"
+        ? Effect.die("not called")
+        : (request as { readonly stream?: boolean }).stream === true
         ? Effect.succeed({
           _tag: "Stream" as const,
           headers: {},
@@ -38,9 +41,10 @@ const laneLayerWith = (env: Record<string, string>) => ForwardingLane.layer.pipe
         })
         : Effect.die("service broke")
   })),
+  Layer.provide(Layer.succeed(ChatCompletions, unused)),
   Layer.provide(Layer.succeed(Embeddings, unused)),
   Layer.provide(Layer.succeed(Messages, unused)),
-  Layer.provide(Layer.succeed(CountTokens, { count: () => Effect.die("not called") })),
+  Layer.provide(Layer.succeed(CountTokens, unused)),
   Layer.provide(Layer.succeed(FimCompletions, unused)),
   Layer.provide(LargeBodies.layer),
   Layer.provide(Metrics.none),

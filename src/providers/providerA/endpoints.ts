@@ -2,6 +2,7 @@ import { tooManyMessages, tooManyRawMessages } from "../../domain/requestBounds"
 import { forwardedEndpoint } from "../forwardedEndpoint"
 import { ChatCompletion, ChatCompletionRequest } from "./chatCompletionsWire"
 import { providerA } from "./dialect"
+import { chatCompletionsProtocol, embeddingsProtocol } from "./protocol"
 import { CreateEmbeddingResponse, EmbeddingRequest } from "./embeddingsWire"
 
 export const chatCompletions = forwardedEndpoint({
@@ -11,6 +12,8 @@ export const chatCompletions = forwardedEndpoint({
   payload: ChatCompletionRequest,
   success: ChatCompletion,
   description: "With `stream: true` the answer is text/event-stream of chat.completion.chunk objects ending with `data: [DONE]`.",
+  protocol: chatCompletionsProtocol,
+  operation: "chat_completions",
   family: "chat_completions",
   record: "chat_completions",
   bound: (body) => tooManyMessages("provider_a", "chat_completions", body),
@@ -24,6 +27,8 @@ export const embeddings = forwardedEndpoint({
   path: "/v1/embeddings",
   payload: EmbeddingRequest,
   success: CreateEmbeddingResponse,
+  protocol: embeddingsProtocol,
+  operation: "embeddings",
   family: "embeddings",
   record: "embeddings",
   passedHeaders: []

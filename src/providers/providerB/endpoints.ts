@@ -1,6 +1,7 @@
 import { tooManyMessages, tooManyRawMessages } from "../../domain/requestBounds"
 import { forwardedEndpoint } from "../forwardedEndpoint"
 import { providerB } from "./dialect"
+import { countTokensProtocol, messagesProtocol } from "./protocol"
 import { CountTokensRequest, Message, MessagesRequest, MessageTokensCount } from "./messagesWire"
 
 /** The caller's anthropic-version header is not read (the service speaks its own version upstream); anthropic-beta is passed on. */
@@ -11,6 +12,8 @@ export const messages = forwardedEndpoint({
   payload: MessagesRequest,
   success: Message,
   description: "With `stream: true` the answer is text/event-stream of named events (message_start … message_stop).",
+  protocol: messagesProtocol,
+  operation: "messages",
   family: "messages",
   record: "messages",
   bound: (body) => tooManyMessages("provider_b", "messages", body),
@@ -26,6 +29,8 @@ export const countTokens = forwardedEndpoint({
   payload: CountTokensRequest,
   success: MessageTokensCount,
   description: "Counts the input tokens of a messages request (messages, system prompt, tools) without creating a message.",
+  protocol: countTokensProtocol,
+  operation: "count_tokens",
   family: "messages",
   // No `record`: a count is not a completion, so it leaves no row in the usage ledger.
   bound: (body) => tooManyMessages("provider_b", "messages", body),

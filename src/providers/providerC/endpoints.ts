@@ -1,5 +1,6 @@
 import { forwardedEndpoint } from "../forwardedEndpoint"
 import { providerC } from "./dialect"
+import { fimProtocol } from "./protocol"
 import { FimCompletionRequest, FimCompletionResponse } from "./fimWire"
 
 export const fimCompletions = forwardedEndpoint({
@@ -9,6 +10,8 @@ export const fimCompletions = forwardedEndpoint({
   payload: FimCompletionRequest,
   success: FimCompletionResponse,
   description: "With `stream: true` the answer is data-only text/event-stream ending with `data: [DONE]`.",
+  protocol: fimProtocol,
+  operation: "fim_completions",
   family: "fim",
   record: "fim_completions",
   passedHeaders: []

@@ -1,21 +1,18 @@
-import { Context, Effect, Either, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { ChatCompletionRequest } from "../../providers/providerA/chatCompletionsWire"
-import { exceededOutputLimit, findModel, isKnownModel, isReasoningModel, type ModelInfo } from "../../domain/models"
+import { exceededOutputLimit, findModel, isReasoningModel, type ModelInfo } from "../../domain/models"
 import { usageCeiling } from "../../domain/usageBounds"
 import { defaultOutputReservation } from "../../domain/rateLimits"
-import { chatCompletionsProtocol } from "../../providers/providerA/protocol"
 import { AppConfig } from "../../config"
 import { modelsListPath } from "../../providers/modelsList"
-import { ModelNotFound, OutputLimitExceeded, PromptTooLong, type Refusal } from "../../domain/refusals"
+import { ModelNotFound, OutputLimitExceeded, PromptTooLong } from "../../domain/refusals"
 import { cannotFit, tooManyMessages } from "../../domain/requestBounds"
 import type { SseEvent } from "../../domain/sse"
-import type { Principal } from "../../domain/principal"
 import { providerA } from "../../providers/providerA/dialect"
-import { type Forwarded, Forwarder } from "../forwarding/Forwarder"
-import { chatCompletions } from "../../providers/providerA/endpoints"
 import { countTextParts } from "../forwarding/tokenCounting"
 import { Tokenizer } from "../forwarding/Tokenizer"
-import { Upstreams } from "../forwarding/Upstreams"
+import type { EndpointCall, EndpointCheck } from "./endpointCall"
+import { servedOnRoute } from "./servedOnRoute"
 
 /**
  * Fields the spec lists as unsupported. They never fail a request and are never forwarded as
@@ -97,18 +94,11 @@ const outputReservation = (request: ChatCompletionRequest): number =>
   request.max_completion_tokens ?? request.max_tokens ?? defaultOutputReservation.chat_completions
 
 export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompletions, {
-  readonly create: (
-    principal: Principal,
-    region: string,
-    request: ChatCompletionRequest,
-    requestId: string | undefined
-  ) => Effect.Effect<Forwarded, Refusal>
+  readonly check: EndpointCheck<ChatCompletionRequest>
 }>() {
   static readonly layer = Layer.effect(
     ChatCompletions,
     Effect.gen(function*() {
-      const forwarder = yield* Forwarder
-      const upstreams = yield* Upstreams
       const tokenizer = yield* Tokenizer
       const { basePath } = yield* AppConfig
       /**
@@ -132,43 +122,32 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
             : Effect.succeed(tokens))
       }
       return {
-      create: (principal, region, request, requestId) => {
-        const target = upstreams.resolve(providerA, region)
-        if (Either.isLeft(target)) return Effect.fail(target.left)
-        if (!isKnownModel("provider_a", "chat_completions", request.model, principal.workspace.settings.byokModels)) {
-          return Effect.fail(new ModelNotFound({ model: request.model, modelsPath: modelsListPath(basePath, providerA, region) }))
+        check: ({ payload: request, principal, region, route }) => {
+          if (!servedOnRoute(route, principal, "provider_a", "chat_completions", request.model)) {
+            return Effect.fail(new ModelNotFound({ model: request.model, modelsPath: modelsListPath(basePath, providerA, region) }))
+          }
+          // A 400 naming the field, as the provider answers; as a reservation it would be a misleading 429.
+          const over = exceededOutputLimit("provider_a", "chat_completions", request.model, {
+            max_completion_tokens: request.max_completion_tokens,
+            max_tokens: request.max_tokens
+          })
+          if (over !== undefined) return Effect.fail(new OutputLimitExceeded({ ...over, model: request.model }))
+          // Also checked by the forwarding lane on the raw body, before decoding: same answer either way.
+          const crowded = tooManyMessages("provider_a", "chat_completions", request)
+          if (crowded !== undefined) return Effect.fail(crowded)
+          const stream = request.stream === true
+          const model = findModel("provider_a", "chat_completions", request.model)
+          return Effect.map(countPrompt(request, model), (promptTokens): EndpointCall => ({
+            model: request.model,
+            reservedTokens: promptTokens + outputReservation(request),
+            body: upstreamChatBody(request),
+            stream,
+            estimatedInputTokens: promptTokens,
+            // max_completion_tokens bounds the reasoning tokens too, which the usage counts as output.
+            usageCeiling: usageCeiling(model, request.max_completion_tokens ?? request.max_tokens),
+            ...(stream && !clientWantsUsage(request) ? { relayEvent: withoutUsage } : {})
+          }))
         }
-        // A 400 naming the field, as the provider answers; as a reservation it would be a misleading 429.
-        const over = exceededOutputLimit("provider_a", "chat_completions", request.model, {
-          max_completion_tokens: request.max_completion_tokens,
-          max_tokens: request.max_tokens
-        })
-        if (over !== undefined) return Effect.fail(new OutputLimitExceeded({ ...over, model: request.model }))
-        // Also checked by the forwarding lane on the raw body, before decoding: same answer either way.
-        const crowded = tooManyMessages("provider_a", "chat_completions", request)
-        if (crowded !== undefined) return Effect.fail(crowded)
-        const stream = request.stream === true
-        const model = findModel("provider_a", "chat_completions", request.model)
-        return Effect.flatMap(countPrompt(request, model), (promptTokens) => forwarder.forward({
-          principal,
-          family: chatCompletions.family,
-          reservedTokens: promptTokens + outputReservation(request),
-          protocol: chatCompletionsProtocol,
-          provider: providerA,
-          endpoint: chatCompletions.record,
-          region,
-          target: target.right,
-          model: request.model,
-          path: chatCompletions.path,
-          body: upstreamChatBody(request),
-          stream,
-          estimatedInputTokens: promptTokens,
-          // max_completion_tokens bounds the reasoning tokens too, which the usage counts as output.
-          usageCeiling: usageCeiling(model, request.max_completion_tokens ?? request.max_tokens),
-          ...(stream && !clientWantsUsage(request) ? { relayEvent: withoutUsage } : {}),
-          requestId
-        }))
-      }
       }
     })
   )

@@ -1,17 +1,13 @@
 import { Context, Effect, Layer } from "effect"
 import type { EmbeddingRequest } from "../../providers/providerA/embeddingsWire"
-import { embeddingsProtocol } from "../../providers/providerA/protocol"
-import type { Principal } from "../../domain/principal"
 import { AppConfig } from "../../config"
 import { modelsListPath } from "../../providers/modelsList"
-import { FieldNotSupported, InputTooLong, ModelNotSupported, type Refusal } from "../../domain/refusals"
+import { FieldNotSupported, InputTooLong, ModelNotSupported } from "../../domain/refusals"
 import { cannotFit, maxTokenBytes } from "../../domain/requestBounds"
 import { providerA } from "../../providers/providerA/dialect"
-import { type Forwarded, Forwarder } from "../forwarding/Forwarder"
-import { embeddings } from "../../providers/providerA/endpoints"
 import { countTokens } from "../forwarding/tokenCounting"
 import { Tokenizer } from "../forwarding/Tokenizer"
-import { Upstreams } from "../forwarding/Upstreams"
+import type { EndpointCheck } from "./endpointCall"
 
 /** The one embeddings model the spec supports, and its limit per input. */
 export const embeddingModel = "text-embedding-ada-002"
@@ -25,25 +21,17 @@ const inputsOf = (input: EmbeddingRequest["input"]): ReadonlyArray<{ readonly pa
 }
 
 export class Embeddings extends Context.Tag("Embeddings")<Embeddings, {
-  readonly create: (
-    principal: Principal,
-    region: string,
-    request: EmbeddingRequest,
-    requestId: string | undefined
-  ) => Effect.Effect<Forwarded, Refusal>
+  readonly check: EndpointCheck<EmbeddingRequest>
 }>() {
   static readonly layer = Layer.effect(
     Embeddings,
     Effect.gen(function*() {
-      const forwarder = yield* Forwarder
       const tokenizer = yield* Tokenizer
-      const upstreams = yield* Upstreams
       const { basePath } = yield* AppConfig
       return {
-        create: (principal, region, request, requestId) =>
+        check: ({ payload: request, region, route }) =>
           Effect.gen(function*() {
-            const target = yield* upstreams.resolve(providerA, region)
-            if (request.model !== embeddingModel) {
+            if (request.model !== embeddingModel || !route.serves(request.model, false)) {
               return yield* Effect.fail(new ModelNotSupported({
                 model: request.model,
                 supported: embeddingModel,
@@ -68,24 +56,15 @@ export class Embeddings extends Context.Tag("Embeddings")<Embeddings, {
               }
               total += tokens
             }
-            return yield* forwarder.forward({
-              principal,
-              family: embeddings.family,
-              reservedTokens: total,
-              protocol: embeddingsProtocol,
-              provider: providerA,
-              endpoint: embeddings.record,
-              region,
-              target,
+            return {
               model: request.model,
-              path: embeddings.path,
+              reservedTokens: total,
               body: request,
               stream: false,
               estimatedInputTokens: total,
               // Each input within its model's context; embeddings write nothing.
-              usageCeiling: { inputTokens: inputs.length * maxTokensPerInput, outputTokens: 0 },
-              requestId
-            })
+              usageCeiling: { inputTokens: inputs.length * maxTokensPerInput, outputTokens: 0 }
+            }
           })
       }
     })

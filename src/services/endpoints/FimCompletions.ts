@@ -1,16 +1,13 @@
-import { Context, Effect, Either, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { FimCompletionRequest } from "../../providers/providerC/fimWire"
 import { DEFAULT_FIM_MODEL, findModel } from "../../domain/models"
-import { fimProtocol, withFinishReason } from "../../providers/providerC/protocol"
+import { withFinishReason } from "../../providers/providerC/protocol"
 import { defaultOutputReservation } from "../../domain/rateLimits"
-import type { Principal } from "../../domain/principal"
 import { AppConfig } from "../../config"
 import { modelsListPath } from "../../providers/modelsList"
-import { ContextTooLong, ModelNotSupported, type Refusal } from "../../domain/refusals"
+import { ContextTooLong, ModelNotSupported } from "../../domain/refusals"
 import { providerC } from "../../providers/providerC/dialect"
-import { type Forwarded, Forwarder } from "../forwarding/Forwarder"
-import { fimCompletions } from "../../providers/providerC/endpoints"
-import { Upstreams } from "../forwarding/Upstreams"
+import type { EndpointCheck } from "./endpointCall"
 import { usageCeiling } from "../../domain/usageBounds"
 
 /** The one model the FIM endpoint serves (the spec: "only codemodel-2501 is compatible"), and its context length. */
@@ -37,20 +34,13 @@ const checkContext = (request: FimCompletionRequest, promptTokens: number): Cont
 }
 
 export class FimCompletions extends Context.Tag("FimCompletions")<FimCompletions, {
-  readonly create: (
-    principal: Principal,
-    region: string,
-    request: FimCompletionRequest,
-    requestId: string | undefined
-  ) => Effect.Effect<Forwarded, Refusal>
+  readonly check: EndpointCheck<FimCompletionRequest>
 }>() {
   static readonly layer = Layer.effect(
     FimCompletions,
-    Effect.map(Effect.all([Forwarder, Upstreams, AppConfig]), ([forwarder, upstreams, { basePath }]) => ({
-      create: (principal, region, request, requestId) => {
-        const target = upstreams.resolve(providerC, region)
-        if (Either.isLeft(target)) return Effect.fail(target.left)
-        if (request.model !== DEFAULT_FIM_MODEL) {
+    Effect.map(AppConfig, ({ basePath }) => ({
+      check: ({ payload: request, region, route }) => {
+        if (request.model !== DEFAULT_FIM_MODEL || !route.serves(request.model, false)) {
           return Effect.fail(new ModelNotSupported({
             model: request.model,
             supported: DEFAULT_FIM_MODEL,
@@ -61,23 +51,14 @@ export class FimCompletions extends Context.Tag("FimCompletions")<FimCompletions
         const tooLong = checkContext(request, promptTokens)
         if (tooLong !== undefined) return Effect.fail(tooLong)
         const stream = request.stream
-        return forwarder.forward({
-          principal,
-          family: fimCompletions.family,
-          reservedTokens: promptTokens + (request.max_tokens ?? defaultOutputReservation.fim),
-          protocol: fimProtocol,
-          provider: providerC,
-          endpoint: fimCompletions.record,
-          region,
-          target: target.right,
+        return Effect.succeed({
           model: request.model,
-          path: fimCompletions.path,
+          reservedTokens: promptTokens + (request.max_tokens ?? defaultOutputReservation.fim),
           body: request,
           stream,
           estimatedInputTokens: promptTokens,
           usageCeiling: usageCeiling(fimModel, request.max_tokens),
-          ...(stream ? { relayEvent: withFinishReason } : {}),
-          requestId
+          ...(stream ? { relayEvent: withFinishReason } : {})
         })
       }
     }))

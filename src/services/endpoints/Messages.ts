@@ -4,16 +4,11 @@ import { AppConfig } from "../../config"
 import { exceededOutputLimit, findModel } from "../../domain/models"
 import { jsonLength } from "../../domain/jsonLength"
 import { isRecord } from "../../providers/protocol"
-import { messagesProtocol } from "../../providers/providerB/protocol"
-import { OutputLimitExceeded, PromptTooLong, type Refusal } from "../../domain/refusals"
+import { OutputLimitExceeded, PromptTooLong } from "../../domain/refusals"
 import { cannotFit, tooManyMessages } from "../../domain/requestBounds"
 import { usageCeiling } from "../../domain/usageBounds"
-import type { Principal } from "../../domain/principal"
-import { providerB } from "../../providers/providerB/dialect"
 import { checkedMessagesCall } from "./messagesCall"
-import { type Forwarded, Forwarder } from "../forwarding/Forwarder"
-import { messages } from "../../providers/providerB/endpoints"
-import { Upstreams } from "../forwarding/Upstreams"
+import type { EndpointCheck } from "./endpointCall"
 
 /** What the provider bills for one image of about a megapixel; base64 data says little about it. */
 export const tokensPerMediaBlock = 1_600
@@ -46,27 +41,21 @@ const estimateOf = ({ chars, mediaBlocks }: { readonly chars: number; readonly m
 
 export class Messages extends Context.Tag("Messages")<Messages, {
   /**
-   * `beta` is the caller's beta header: passed upstream (it turns on the features whose fields
-   * the body may carry), unlike the caller's version header, which the service sets itself.
+   * The caller's beta header is passed upstream (it turns on the features whose fields the body may carry),
+   * unlike the caller's version header, which the service sets itself.
    */
-  readonly create: (
-    principal: Principal,
-    region: string,
-    request: MessagesRequest,
-    requestId: string | undefined,
-    beta?: string | undefined
-  ) => Effect.Effect<Forwarded, Refusal>
+  readonly check: EndpointCheck<MessagesRequest>
 }>() {
   static readonly layer = Layer.effect(
     Messages,
     Effect.gen(function*() {
-      const forwarder = yield* Forwarder
       const { basePath, upstreamMessagesVersion } = yield* AppConfig
-      const context = { upstreams: yield* Upstreams, basePath, versionHeader: { "anthropic-version": upstreamMessagesVersion } }
+      const context = { basePath, versionHeader: { "anthropic-version": upstreamMessagesVersion } }
       return {
-        create: (principal, region, request, requestId, beta) => {
-          const call = checkedMessagesCall(context, principal, region, request.model, beta)
-          if (Either.isLeft(call)) return Effect.fail(call.left)
+        check: (checked) => {
+          const request = checked.payload
+          const upstreamHeaders = checkedMessagesCall(context, checked, request.model)
+          if (Either.isLeft(upstreamHeaders)) return Effect.fail(upstreamHeaders.left)
           // Refused here, not by the rate limits: a reservation beyond what the model can write would be a 429.
           const over = exceededOutputLimit("provider_b", "messages", request.model, { max_tokens: request.max_tokens })
           if (over !== undefined) return Effect.fail(new OutputLimitExceeded({ ...over, model: request.model }))
@@ -81,23 +70,14 @@ export class Messages extends Context.Tag("Messages")<Messages, {
             return Effect.fail(new PromptTooLong({ field: "messages", found: "length", amount: input.chars, contextLength }))
           }
           const inputTokens = estimateOf(input)
-          return forwarder.forward({
-            principal,
-            family: messages.family,
-            reservedTokens: inputTokens + request.max_tokens,
-            protocol: messagesProtocol,
-            provider: providerB,
-            endpoint: messages.record,
-            region,
-            target: call.right.target,
+          return Effect.succeed({
             model: request.model,
-            path: messages.path,
+            reservedTokens: inputTokens + request.max_tokens,
             body: request,
             stream: request.stream === true,
-            upstreamHeaders: call.right.upstreamHeaders,
+            upstreamHeaders: upstreamHeaders.right,
             estimatedInputTokens: inputTokens,
-            usageCeiling: usageCeiling(model, request.max_tokens),
-            requestId
+            usageCeiling: usageCeiling(model, request.max_tokens)
           })
         }
       }

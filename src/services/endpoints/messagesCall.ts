@@ -1,8 +1,7 @@
-import { type Context, Either } from "effect"
-import { isKnownModel } from "../../domain/models"
-import type { Principal } from "../../domain/principal"
+import { Either } from "effect"
 import { InvalidBetaHeader, ModelNotFound, type Refusal } from "../../domain/refusals"
-import type { UpstreamTarget, Upstreams } from "../forwarding/Upstreams"
+import type { CheckedRequest } from "./endpointCall"
+import { servedOnRoute } from "./servedOnRoute"
 import { modelsListPath } from "../../providers/modelsList"
 import { providerB } from "../../providers/providerB/dialect"
 
@@ -18,30 +17,20 @@ export const checkedBeta = (beta: string | undefined): Either.Either<string | un
   return trimmed.length > 1_000 || !betaFeatures.test(trimmed) ? Either.left(invalidBeta) : Either.right(trimmed)
 }
 
-/** Where a messages-protocol call goes, and the protocol headers it carries there. */
-export interface MessagesCall {
-  readonly target: UpstreamTarget
-  readonly upstreamHeaders: Readonly<Record<string, string>>
-}
-
 /**
- * What every messages-protocol endpoint checks first, in this order: the caller's beta header, the
- * region, the model. The upstream gets the protocol version this service speaks (`versionHeader`),
- * never the caller's, and the caller's beta header, which turns on the features the body may use.
+ * What every messages-protocol endpoint checks first, in this order: the caller's beta header, then the model.
+ * The upstream gets the protocol version this service speaks (`versionHeader`), never the caller's, and the
+ * caller's beta header, which turns on the features the body may use: the protocol headers of the call.
  */
 export const checkedMessagesCall = (
-  context: { readonly upstreams: Context.Tag.Service<typeof Upstreams>; readonly basePath: string; readonly versionHeader: Readonly<Record<string, string>> },
-  principal: Principal,
-  region: string,
-  model: string,
-  beta: string | undefined
-): Either.Either<MessagesCall, Refusal> =>
+  context: { readonly basePath: string; readonly versionHeader: Readonly<Record<string, string>> },
+  { headers, principal, region, route }: CheckedRequest<unknown>,
+  model: string
+): Either.Either<Readonly<Record<string, string>>, Refusal> =>
   Either.gen(function*() {
-    const passedBeta = yield* checkedBeta(beta)
-    const target = yield* context.upstreams.resolve(providerB, region)
-    if (!isKnownModel("provider_b", "messages", model, principal.workspace.settings.byokModels)) {
+    const passedBeta = yield* checkedBeta(headers["anthropic-beta"])
+    if (!servedOnRoute(route, principal, "provider_b", "messages", model)) {
       return yield* Either.left(new ModelNotFound({ model, modelsPath: modelsListPath(context.basePath, providerB, region) }))
     }
-    const upstreamHeaders = passedBeta === undefined ? context.versionHeader : { ...context.versionHeader, "anthropic-beta": passedBeta }
-    return { target, upstreamHeaders }
+    return passedBeta === undefined ? context.versionHeader : { ...context.versionHeader, "anthropic-beta": passedBeta }
   })

@@ -1,4 +1,4 @@
-import { Effect, Context, Exit, FiberRef, Layer, Option, Redacted, type Tracer } from "effect"
+import { Effect, Context, Either, Exit, FiberRef, Layer, Option, Redacted, type Tracer } from "effect"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../../config"
 import { findModel } from "../../domain/models"
@@ -20,7 +20,7 @@ import { admissionHeaders, problemOf } from "../../providers/render"
 import { boundedCost, boundUsage, settledTokens, type UsageCeiling } from "../../domain/usageBounds"
 import { billedOutputTokens, emptyTally, parseJson, type Protocol } from "../../providers/protocol"
 import { boundedRetryHints, makeRedactor, redactBoth, relayedProblem } from "../../providers/untrusted"
-import { boundedSseDecoder, encodeSseEvent, type SseEvent } from "../../domain/sse"
+import { encodeSseEvent, type SseEvent } from "../../domain/sse"
 import type { LimitFamily } from "../../domain/workspaceSettings"
 import type { Principal } from "../../domain/principal"
 import { releaseLargeBodySlot } from "./LargeBodies"
@@ -32,7 +32,11 @@ import { ProviderCredentials } from "../providerKeys/ProviderCredentials"
 import { type Admission, RateLimits } from "../limits/RateLimits"
 import { classify, discard, unreadable, UpstreamClient, UpstreamFailure, type UpstreamResponse } from "./UpstreamClient"
 import { type ApiRequestRecord, UsageRecorder } from "../usage/1-UsageRecorder"
-import type { UpstreamTarget } from "./Upstreams"
+import type { Deployment, UpstreamOperation } from "../../domain/deployments"
+import { failsOver } from "../../domain/attemptOrder"
+import { type Attempt, type Route, Routes } from "./Routes"
+import { kindOf, makeUpstreamKinds } from "./kinds"
+import type { UpstreamCall, UpstreamKind } from "./kinds/UpstreamKind"
 
 /** Where a relayed stream goes: the client's connection, after the status and headers. */
 export interface StreamSink {
@@ -70,13 +74,16 @@ export interface ForwardInput {
   /** Its name in the usage ledger; undefined for what is not a completion (a token count): no row, no tokens settled. */
   readonly endpoint: ApiRequestRecord["endpoint"] | undefined
   readonly region: string
-  /** Where the region is served (Upstreams.resolve, which refuses the regions a provider does not serve). */
-  readonly target: UpstreamTarget
+  /** Where the region is served (Routes.route, which refuses the regions a provider does not serve). */
+  readonly route: Route
+  /** The gateway's model id (the catalog's); each deployment may know it by another. */
   readonly model: string
-  /** Appended to the upstream's API root. */
+  /** Which operation it is, for the kinds that address each their own way. */
+  readonly operation: UpstreamOperation
+  /** The provider's own API path (a native deployment appends it to its url). */
   readonly path: string
-  /** The validated request as it goes upstream. */
-  readonly body: unknown
+  /** The validated request as it goes upstream, with the gateway's model id (replaced per deployment). */
+  readonly body: Readonly<Record<string, unknown>>
   readonly stream: boolean
   /** Protocol headers for the upstream (never the caller's). */
   readonly upstreamHeaders?: Readonly<Record<string, string>>
@@ -92,6 +99,8 @@ export interface ForwardInput {
 /** A request on its way: what the endpoint asked for, and the workspace's own provider key when it has one. */
 interface Exchange extends ForwardInput {
   readonly ownKey: Redacted.Redacted<string> | undefined
+  /** The deployment of the attempt that answered, or of the last one tried. */
+  readonly deployment?: Deployment | undefined
   /** When the request was sent upstream (performance.now()); undefined when it never was. */
   readonly sentAt?: number
   /** The upstream exchange's span, ended when the request is recorded (traces exported only). */
@@ -124,9 +133,9 @@ const busyRetryHints: Record<string, string> = { "retry-after": "1", "retry-afte
  * else given (a JSON answer from a server that ignores `stream`, a proxy's HTML page), or the reverse, or a
  * body encoded although the service asks for none (it sends no accept-encoding, so cannot expect to decode one).
  */
-const unusableAnswer = (stream: boolean, headers: UpstreamResponse["headers"]): string | undefined => {
+const unusableAnswer = (stream: boolean, streamContentType: string, headers: UpstreamResponse["headers"]): string | undefined => {
   const contentType = String(headers["content-type"] ?? "")
-  if (stream !== contentType.includes("text/event-stream")) return `content-type ${contentType}`
+  if (stream !== contentType.includes(streamContentType)) return `content-type ${contentType}`
   const encoding = String(headers["content-encoding"] ?? "").trim().toLowerCase()
   return encoding === "" || encoding === "identity" ? undefined : `content-encoding ${encoding}`
 }
@@ -135,6 +144,34 @@ const unavailable = (failure: UpstreamFailure, admitted: Admitted): UpstreamUnav
   new UpstreamUnavailable({ reason: failure.kind === "overloaded" ? "busy" : failure.kind, ...admitted })
 
 const stopping = new ServiceStopping()
+
+const noHeaders: Readonly<Record<string, string>> = {}
+
+/** A request as one deployment gets it: the model under the deployment's id for it. */
+const upstreamCall = (input: Exchange, { upstreamModel }: Attempt, headers: Readonly<Record<string, string>>): UpstreamCall => ({
+  operation: input.operation,
+  provider: input.provider,
+  path: input.path,
+  // No copy when the deployment knows the model by the gateway's id (a native deployment, the common case).
+  body: upstreamModel === input.model || !("model" in input.body) ? input.body : { ...input.body, model: upstreamModel },
+  upstreamModel,
+  stream: input.stream,
+  headers,
+  ownKey: input.ownKey
+})
+
+/** The kind's view of each event, then the endpoint's (either may drop it). */
+const relayedBy = (
+  kindRelay: ((event: SseEvent) => SseEvent | undefined) | undefined,
+  endpointRelay: ((event: SseEvent) => SseEvent | undefined) | undefined
+): (event: SseEvent) => SseEvent | undefined => {
+  if (kindRelay === undefined) return endpointRelay ?? ((event) => event)
+  if (endpointRelay === undefined) return kindRelay
+  return (event) => {
+    const seen = kindRelay(event)
+    return seen === undefined ? undefined : endpointRelay(seen)
+  }
+}
 
 /** A failure inside a stream, after the admission's headers were sent. */
 const inStream: Admitted = { readings: undefined, hints: {} }
@@ -181,19 +218,15 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       const rateLimits = yield* RateLimits
       const metrics = yield* Metrics
       const config = yield* AppConfig
-      const { upstreamLimits, upstreams: configured } = config
+      const { upstreamLimits } = config
+      const routes = yield* Routes
+      const kinds = yield* makeUpstreamKinds
       const span = spansWhen(config)
       const tracing = Option.isSome(config.tracing)
       const clock = yield* Effect.clock
-      // Every configured upstream's key and host: none may reach a client through an upstream's words.
-      const settings = Object.values(configured).flatMap((setting) => Option.toArray(setting))
-      const redactService = makeRedactor(
-        settings.map((setting) => Redacted.value(setting.key)),
-        settings.flatMap((setting) => {
-          const url = new URL(setting.url)
-          return [url.host, url.hostname]
-        })
-      )
+      // Every deployment's key and host: none may reach a client through an upstream's words.
+      const secrets = routes.secrets()
+      const redactService = makeRedactor(secrets.keys, secrets.hosts)
       /** What of the upstream's problem a client may see: the workspace's own key must not come back either. */
       const relayedFor = ({ ownKey }: Exchange) => {
         const redact = ownKey === undefined ? redactService : redactBoth(redactService, makeRedactor([Redacted.value(ownKey)]))
@@ -223,7 +256,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
           input.span.attribute("wsapi.outcome", result.outcome)
           input.span.end(clock.unsafeCurrentTimeNanos(), result.outcome === "completed" ? Exit.void : Exit.fail(`${result.outcome} (${result.status})`))
         }
-        if (input.sentAt !== undefined) metrics.upstreamDuration(input.provider.id, input.region, (ended - input.sentAt) / 1000)
+        if (input.sentAt !== undefined) metrics.upstreamDuration(input.provider.id, input.region, input.deployment?.name ?? "", (ended - input.sentAt) / 1000)
         if (input.endpoint === undefined) return Effect.zipRight(admission.settle(0), markUsed(input))
         // Upstream figures are untrusted: bounded by what the request could consume (and the ledger's ranges)
         // before they are settled, counted and recorded.
@@ -287,18 +320,21 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         hints
       })
 
-      const simulatedHeader = (target: UpstreamTarget): Record<string, string> =>
-        target.simulated ? { "x-workspace-api-simulated": "true" } : {}
+      const simulatedHeader = (deployment: Deployment): Record<string, string> =>
+        deployment.simulated ? { "x-workspace-api-simulated": "true" } : {}
 
       const relayJson = (
         input: Exchange,
+        kind: UpstreamKind,
+        call: UpstreamCall,
         admission: Admission,
         started: number,
         response: UpstreamResponse,
         headers: Record<string, string>
       ) =>
         client.readAnswer(response.body).pipe(
-          Effect.flatMap((bytes) => {
+          Effect.flatMap((read) => {
+            const bytes = kind.jsonAnswer === undefined ? read : Buffer.from(kind.jsonAnswer(read.toString("utf8"), call), "utf8")
             const text = bytes.toString("utf8")
             const usage = (text.length > largeAnswerChars ? input.protocol.usageOfLargeAnswer?.(text) : undefined) ??
               input.protocol.usageOfBody(parseJson(text))
@@ -315,18 +351,19 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
 
       const relayStream = (
         input: Exchange,
+        kind: UpstreamKind,
         admission: Admission,
         started: number,
         response: UpstreamResponse,
         headers: Record<string, string>
       ): Forwarded => {
         const tally = emptyTally(input.estimatedInputTokens)
-        const relayEvent = input.relayEvent ?? ((event: SseEvent) => event)
+        const relayEvent = relayedBy(kind.relayEvent, input.relayEvent)
         // Node events rather than an Effect Stream: this runs for every chunk of every stream.
         const pump = (sink: StreamSink) =>
           Effect.async<ApiRequestRecord["outcome"]>((resume) => {
             const body = response.body
-            const decoder = boundedSseDecoder(upstreamLimits.maxSseEventBytes)
+            const decoder = kind.streamDecoder(upstreamLimits.maxSseEventBytes)
             let done = false
             const finish = (outcome: ApiRequestRecord["outcome"]) => {
               done = true
@@ -434,6 +471,15 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                   ...admitted(admission)
                 })))
             )
+            const attempts = request.route.attempts(request.model, ownKey !== undefined)
+            if (attempts.length === 0) {
+              // The workspace's own key goes to native deployments only, and this route has none for the model.
+              return yield* refuse({ ...request, ownKey }, admission, started, new WorkspaceKeyUnusable({
+                provider: request.provider.id,
+                reason: "unavailable",
+                ...admitted(admission)
+              }))
+            }
             // The exchange's span lasts until the answer's end (a stream's too), so it is ended by `record`.
             const exchangeSpan = tracing
               ? yield* Effect.makeSpan("upstream.exchange", {
@@ -442,54 +488,82 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                 captureStackTrace: false
               })
               : undefined
-            const sentAt = performance.now()
-            const input: Exchange = { ...request, ownKey, sentAt, span: exchangeSpan }
-            const target = ownKey === undefined ? input.target : { ...input.target, key: ownKey }
-            admittedAt = { admission, started, input }
             // The upstream continues the trace as a child of the exchange.
-            const upstreamHeaders = exchangeSpan === undefined
-              ? input.upstreamHeaders
-              : { ...input.upstreamHeaders, traceparent: formatTraceparent(exchangeSpan) }
-            const response = yield* client.send(target, {
-              provider: input.provider,
-              path: input.path,
-              body: JSON.stringify(input.body),
-              ...(upstreamHeaders ? { headers: upstreamHeaders } : {})
-            }).pipe(Effect.catchTag("UpstreamFailure", (failure) => refuse(input, admission, started, unavailable(failure, admitted(admission)))))
-            answer = response
-            metrics.upstreamFirstByte(input.provider.id, input.region, (performance.now() - sentAt) / 1000)
-            exchangeSpan?.event("first_byte", clock.unsafeCurrentTimeNanos(), { "http.response.status_code": response.status })
-            const hints = { ...pickHeaders(response.headers), ...simulatedHeader(target) }
-            const headers = { ...admissionHeaders(input.provider, admission.readings), ...hints }
-            if (response.status >= 300) {
-              const body = yield* client.readAnswer(response.body, maxErrorBodyBytes).pipe(
-                Effect.map((bytes) => bytes.toString("utf8")),
-                Effect.orElseSucceed(() => "")
-              )
-              const refusal = upstreamRefusal(input, response.status, body, admitted(admission, hints), relayedFor(input))
-              if (refusal._tag === "WorkspaceKeyRefused") {
-                yield* Effect.forkDaemon(Effect.ignore(credentials.recordRefusal(
-                  input.principal.workspace.id,
-                  input.provider.id,
-                  `The provider refused the key (status ${response.status}).`
-                )))
+            const protocolHeaders = exchangeSpan === undefined
+              ? request.upstreamHeaders ?? noHeaders
+              : { ...request.upstreamHeaders, traceparent: formatTraceparent(exchangeSpan) }
+            const sentAt = performance.now()
+            let input: Exchange = { ...request, ownKey, sentAt, span: exchangeSpan }
+            admittedAt = { admission, started, input }
+            // Deployments are tried in order until one answers with something other than a failure worth another
+            // try; only the last attempt's failure reaches the client (nothing has been sent to it yet).
+            for (let index = 0; ; index++) {
+              const attempt = attempts[index]!
+              const last = index === attempts.length - 1
+              const { deployment } = attempt
+              const kind = kindOf(kinds, deployment)
+              input = { ...input, deployment }
+              admittedAt = { admission, started, input }
+              const call = upstreamCall(input, attempt, protocolHeaders)
+              const sent = yield* Effect.either(Effect.flatMap(kind.prepare(deployment, call), client.send))
+              if (Either.isLeft(sent)) {
+                const failure = sent.left
+                if (!last && failure.kind !== "overloaded") {
+                  yield* routes.failed(deployment, `${failure.kind}: ${failure.detail}`, undefined)
+                  continue
+                }
+                if (failure.kind !== "overloaded") yield* routes.failed(deployment, `${failure.kind}: ${failure.detail}`, undefined)
+                return yield* refuse(input, admission, started, unavailable(failure, admitted(admission)))
               }
-              return yield* refuse(input, admission, started, refusal)
+              const response = sent.right
+              answer = response
+              metrics.upstreamFirstByte(input.provider.id, input.region, deployment.name, (performance.now() - sentAt) / 1000)
+              exchangeSpan?.event("first_byte", clock.unsafeCurrentTimeNanos(), { "http.response.status_code": response.status })
+              const retryHints = pickHeaders(response.headers)
+              const hints = { ...retryHints, ...simulatedHeader(deployment) }
+              if (response.status >= 300) {
+                const raw = yield* client.readAnswer(response.body, maxErrorBodyBytes).pipe(
+                  Effect.map((bytes) => bytes.toString("utf8")),
+                  Effect.orElseSucceed(() => "")
+                )
+                const { body, status } = kind.errorAnswer(response.status, response.headers, raw)
+                // The deployment's own trouble (overloaded, down, timing out): the next one may answer. Never with
+                // the workspace's own key refused or the request itself refused: those are answered at once.
+                if (failsOver(status)) {
+                  const seconds = retryHints["retry-after"] === undefined ? undefined : Number(retryHints["retry-after"])
+                  yield* routes.failed(deployment, `answered ${status}`, seconds)
+                  if (!last) continue
+                } else {
+                  routes.succeeded(deployment)
+                }
+                const refusal = upstreamRefusal(input, status, body, admitted(admission, hints), relayedFor(input))
+                if (refusal._tag === "WorkspaceKeyRefused") {
+                  yield* Effect.forkDaemon(Effect.ignore(credentials.recordRefusal(
+                    input.principal.workspace.id,
+                    input.provider.id,
+                    `The provider refused the key (status ${status}).`
+                  )))
+                }
+                return yield* refuse(input, admission, started, refusal)
+              }
+              const unusable = unusableAnswer(input.stream, kind.streamContentType, response.headers)
+              if (unusable !== undefined) {
+                // Not read: whatever it is, it is not the answer asked for.
+                discard(response.body)
+                yield* routes.failed(deployment, `malformed: ${unusable}`, undefined)
+                return yield* refuse(
+                  input,
+                  admission,
+                  started,
+                  unavailable(new UpstreamFailure({ kind: "malformed", detail: unusable }), admitted(admission))
+                )
+              }
+              routes.succeeded(deployment)
+              const headers = { ...admissionHeaders(input.provider, admission.readings), ...hints }
+              return input.stream
+                ? relayStream(input, kind, admission, started, response, headers)
+                : yield* relayJson(input, kind, call, admission, started, response, headers)
             }
-            const unusable = unusableAnswer(input.stream, response.headers)
-            if (unusable !== undefined) {
-              // Not read: whatever it is, it is not the answer asked for.
-              discard(response.body)
-              return yield* refuse(
-                input,
-                admission,
-                started,
-                unavailable(new UpstreamFailure({ kind: "malformed", detail: unusable }), admitted(admission))
-              )
-            }
-            return input.stream
-              ? relayStream(input, admission, started, response, headers)
-              : yield* relayJson(input, admission, started, response, headers)
           }).pipe(
             // The client left before the answer (499, nginx's "client closed request"): the upstream's
             // answer, if it came, is ended unread, and the request is billed for the prompt the upstream

@@ -1,17 +1,12 @@
-import { Context, Data, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { EventEmitter } from "node:events"
 import type { Readable } from "node:stream"
 import { Pool, errors as undiciErrors } from "undici"
 import { AppConfig } from "../../config"
-import type { ProviderDialect } from "../../providers/providerDialect"
-import type { UpstreamTarget } from "./Upstreams"
+import type { PreparedCall } from "./kinds/UpstreamKind"
+import { UpstreamFailure } from "./UpstreamFailure"
 
-/** Why an upstream exchange failed. `detail` is for logs only: no body ever shows it. */
-export class UpstreamFailure extends Data.TaggedError("UpstreamFailure")<{
-  /** overloaded: the service itself holds too many upstream answers at once (UPSTREAM_JSON_BUDGET_BYTES). */
-  readonly kind: "timeout" | "unreachable" | "malformed" | "overloaded"
-  readonly detail: string
-}> {}
+export { UpstreamFailure } from "./UpstreamFailure"
 
 /**
  * The whole exchange outlived UPSTREAM_DEADLINE_MS: the reason its body is destroyed with. An Error
@@ -32,18 +27,6 @@ export interface UpstreamResponse {
    * connection; destroying it ends the upstream exchange. Its errors go through `classify`.
    */
   readonly body: Readable
-}
-
-export interface UpstreamRequest {
-  /** Whose upstream: its record says how the service's own credentials go. */
-  readonly provider: ProviderDialect
-  /** Appended to the upstream's API root, e.g. /v1/chat/completions. */
-  readonly path: string
-  /** POST (the default) with this JSON body; GET without one. */
-  readonly method?: "GET" | "POST"
-  readonly body?: string
-  /** Protocol headers beside auth and content type, e.g. the messages version. */
-  readonly headers?: Readonly<Record<string, string>>
 }
 
 export const classify = (cause: unknown): UpstreamFailure => {
@@ -149,7 +132,8 @@ const readWhole = (body: Readable, maxBytes: number, budget: ByteBudget): Effect
  * undici's own; interrupting a request (a client that went away) aborts its upstream exchange.
  */
 export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient, {
-  readonly send: (target: UpstreamTarget, request: UpstreamRequest) => Effect.Effect<UpstreamResponse, UpstreamFailure>
+  /** Sends a request as a kind of upstream prepared it (address, headers and body final: it may be signed). */
+  readonly send: (request: PreparedCall) => Effect.Effect<UpstreamResponse, UpstreamFailure>
   /** A JSON answer (or error body) whole, within UPSTREAM_MAX_JSON_BYTES (or maxBytes) and the shared budget. */
   readonly readAnswer: (body: Readable, maxBytes?: number) => Effect.Effect<Buffer, UpstreamFailure>
 }>() {
@@ -176,23 +160,18 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
         pools.set(origin, pool)
         return pool
       }
-      /** Each upstream URL parsed once: its pool and the path its requests go under. */
-      const routes = new Map<string, { readonly pool: Pool; readonly basePath: string }>()
-      const routeFor = (targetUrl: string) => {
-        const known = routes.get(targetUrl)
-        if (known) return known
-        const url = new URL(targetUrl)
-        const route = { pool: pools.get(url.origin) ?? newPool(url.origin), basePath: url.pathname.replace(/\/+$/, "") }
-        routes.set(targetUrl, route)
-        return route
+      /** The pool of an upstream URL's origin, and the path and query its request goes to. */
+      const addressOf = (requestUrl: string) => {
+        const url = new URL(requestUrl)
+        return { pool: pools.get(url.origin) ?? newPool(url.origin), path: `${url.pathname}${url.search}` }
       }
 
       return {
         readAnswer: (body, maxBytes = upstreamLimits.maxJsonAnswerBytes) =>
           readBody(body, Math.min(maxBytes, upstreamLimits.maxJsonAnswerBytes), budget),
-        send: (target, request) =>
+        send: (request) =>
           Effect.suspend(() => {
-            const { basePath, pool } = routeFor(target.url)
+            const { path, pool } = addressOf(request.url)
             return Effect.async<UpstreamResponse, UpstreamFailure>((resume) => {
               // An emitter, not an AbortController: undici takes either, and this one costs far less.
               const signal = new EventEmitter()
@@ -207,15 +186,14 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
               const expiredFailure = () => new UpstreamFailure({ kind: "timeout", detail: new ExchangeDeadline(deadlineMs).message })
               pool
                 .request({
-                  method: request.method ?? "POST",
-                  path: `${basePath}${request.path}`,
-                  headers: {
+                  method: request.method,
+                  path,
+                  // The caller's key never leaves the service: the kind set the upstream's own credentials.
+                  headers: request.method === "GET" ? { "user-agent": "workspace-api", ...request.headers } : {
                     "content-type": "application/json",
                     accept: "application/json, text/event-stream",
                     "user-agent": "workspace-api",
-                    ...request.headers,
-                    // The caller's key never leaves the service: the upstream gets the service's own.
-                    ...request.provider.upstreamAuth(target.key)
+                    ...request.headers
                   },
                   body: request.body,
                   signal

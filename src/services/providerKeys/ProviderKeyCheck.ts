@@ -1,9 +1,10 @@
 import { Context, Data, Effect, Either, Layer, Redacted } from "effect"
+import type { NativeDeployment } from "../../domain/deployments"
 import { AppConfig } from "../../config"
 import type { ProviderId } from "../../domain/providerId"
 import { providers } from "../../providers/provider"
 import { UpstreamClient } from "../forwarding/UpstreamClient"
-import { Upstreams } from "../forwarding/Upstreams"
+import { Routes } from "../forwarding/Routes"
 
 /** The provider refused the key when it was checked: it is not saved. */
 export class ProviderKeyRejected extends Data.TaggedError("ProviderKeyRejected")<{
@@ -28,26 +29,39 @@ const answerBytes = 256 * 1024
 export class ProviderKeyCheck extends Context.Tag("ProviderKeyCheck")<ProviderKeyCheck, {
   readonly check: (provider: string, apiKey: string) => Effect.Effect<void, ProviderKeyRejected | ProviderKeyUncheckable>
 }>() {
-  /** The provider's cheapest authenticated call (its dialect's keyCheck) at its first region, with the candidate key. */
+  /**
+   * The provider's cheapest authenticated call (its dialect's keyCheck) at the first native deployment of its routes,
+   * with the candidate key: a workspace's own key only ever goes to native deployments, so a provider with none
+   * cannot take one.
+   */
   static readonly layer = Layer.effect(
     ProviderKeyCheck,
     Effect.gen(function*() {
       const client = yield* UpstreamClient
-      const upstreams = yield* Upstreams
+      const routes = yield* Routes
       const config = yield* AppConfig
       return {
         check: (providerId, apiKey) =>
           Effect.gen(function*() {
             const provider = providers.find((candidate) => candidate.id === (providerId as ProviderId))
-            const region = provider?.regions[0]
-            const target = provider === undefined || region === undefined ? undefined : upstreams.resolve(provider, region)
-            if (provider === undefined || target === undefined || Either.isLeft(target)) {
+            if (provider === undefined) {
               return yield* Effect.fail(new ProviderKeyRejected({ provider: providerId, reason: "not a provider of this service" }))
             }
-            const response = yield* client.send(
-              { ...target.right, key: Redacted.make(apiKey) },
-              { provider, method: "GET", path: provider.keyCheck.path, headers: provider.keyCheck.headers(config) }
-            ).pipe(
+            const native = provider.regions
+              .flatMap((region) => Either.match(routes.route(provider, region), { onLeft: () => [], onRight: (route) => route.deployments }))
+              .find((deployment): deployment is NativeDeployment => deployment.kind === "native")
+            if (native === undefined) {
+              return yield* Effect.fail(new ProviderKeyRejected({
+                provider: providerId,
+                reason: "no route of this provider has a native deployment, and a workspace's own key goes to native deployments only"
+              }))
+            }
+            const response = yield* client.send({
+              url: `${native.url}${provider.keyCheck.path}`,
+              method: "GET",
+              headers: { ...provider.keyCheck.headers(config), ...provider.upstreamAuth(Redacted.make(apiKey)) },
+              body: undefined
+            }).pipe(
               Effect.mapError((failure) => new ProviderKeyUncheckable({ provider: providerId, reason: failure.kind })),
               // Only the status is used: the answer (a model list, or an error that may name the key) is read and dropped.
               Effect.tap((answer) => Effect.ignore(client.readAnswer(answer.body, answerBytes)))

@@ -35,7 +35,7 @@ const withClient = <A, E>(use: (client: UpstreamClient["Type"]) => Effect.Effect
   Effect.runPromiseExit(Effect.scoped(Effect.flatMap(UpstreamClient, use).pipe(Effect.provide(UpstreamClient.layer.pipe(Layer.provide(config))))))
 
 const send = (client: UpstreamClient["Type"], path: string): Effect.Effect<UpstreamResponse, unknown> =>
-  client.send({ id: "provider_a_eu", url, key: Redacted.make("k"), simulated: false }, { provider: providerA, path, body: "{}" })
+  client.send({ url: `${url}${path}`, method: "POST", headers: providerA.upstreamAuth(Redacted.make("k")), body: "{}" })
 
 describe("UpstreamClient bodies", () => {
   it("fails the reader of a body that was cut before it listened, at once", async () => {

@@ -2,7 +2,7 @@ import type { Effect, Redacted } from "effect"
 import type { Deployment, UpstreamOperation } from "../../../domain/deployments"
 import type { SseEvent } from "../../../domain/sse"
 import type { ProviderDialect } from "../../../providers/providerDialect"
-import type { UpstreamFailure } from "../UpstreamClient"
+import type { UpstreamFailure } from "../UpstreamFailure"
 
 /**
  * The seam between the forwarding core and the places a model is served (DESIGN "Upstreams: routes and

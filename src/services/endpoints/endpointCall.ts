@@ -1,0 +1,43 @@
+import type { Effect } from "effect"
+import type { Principal } from "../../domain/principal"
+import type { Refusal } from "../../domain/refusals"
+import type { SseEvent } from "../../domain/sse"
+import type { UsageCeiling } from "../../domain/usageBounds"
+import type { Route } from "../forwarding/Routes"
+
+/**
+ * A forwarded endpoint is served in one procedure (src/services/forwarding/EndpointForwarding.ts): declared
+ * (src/providers/<provider>/endpoints.ts) → checked (its service, here: the one thing an endpoint writes) →
+ * admitted, forwarded and recorded (the Forwarder). These are the shapes of the check.
+ */
+
+/** What the check is given: the caller, the route of the region, the decoded payload and the headers it passes on. */
+export interface CheckedRequest<Payload> {
+  readonly principal: Principal
+  readonly region: string
+  readonly route: Route
+  readonly payload: Payload
+  readonly headers: Readonly<Record<string, string | undefined>>
+}
+
+/** What the check makes of a request: how it goes upstream and the most it may cost. */
+export interface EndpointCall {
+  /** The gateway's model id. */
+  readonly model: string
+  /** The request as it goes upstream (the provider's wire format, the gateway's model id). */
+  readonly body: Readonly<Record<string, unknown>>
+  readonly stream: boolean
+  /** Tokens reserved against the limits: the input as counted plus the most output allowed. */
+  readonly reservedTokens: number
+  /** Input tokens to bill if the upstream never reports them (a stream cut short). */
+  readonly estimatedInputTokens: number
+  /** The most the request could consume: reported usage is bounded by it. */
+  readonly usageCeiling: UsageCeiling
+  /** Protocol headers for the upstream (never the caller's credentials). */
+  readonly upstreamHeaders?: Readonly<Record<string, string>>
+  /** What the client sees of each upstream event; undefined drops it. */
+  readonly relayEvent?: (event: SseEvent) => SseEvent | undefined
+}
+
+/** An endpoint's check: its refusals (fields, model, context, bounds) before anything is reserved. */
+export type EndpointCheck<Payload> = (request: CheckedRequest<Payload>) => Effect.Effect<EndpointCall, Refusal>

@@ -1,0 +1,57 @@
+import { Context, Effect, Either, Layer } from "effect"
+import type { Principal } from "../../domain/principal"
+import type { Refusal } from "../../domain/refusals"
+import type { ForwardedEndpoint } from "../../providers/forwardedEndpoint"
+import type { Provider } from "../../providers/provider"
+import type { EndpointCheck } from "../endpoints/endpointCall"
+import { type Forwarded, Forwarder } from "./Forwarder"
+import { Routes } from "./Routes"
+
+/** What the procedure reads of an endpoint's declaration. */
+export type EndpointDeclaration = Pick<
+  ForwardedEndpoint<string, Provider, unknown, unknown, unknown, unknown>,
+  "provider" | "path" | "family" | "record" | "protocol" | "operation"
+>
+
+/** How an endpoint's requests are served once decoded. */
+export type ServeEndpoint<Payload> = (
+  principal: Principal,
+  region: string,
+  payload: Payload,
+  requestId: string | undefined,
+  headers: Readonly<Record<string, string | undefined>>
+) => Effect.Effect<Forwarded, Refusal>
+
+/**
+ * The one procedure of every forwarded endpoint: its declaration says what it is (provider, path, family, ledger
+ * name, protocol, operation), the route of the region is found (or the region refused), the endpoint's check
+ * makes the call, and the Forwarder admits it against the limits, sends it to the route's deployments and
+ * records it. Adding an endpoint is its declaration, its wire schema and its check.
+ */
+export class EndpointForwarding extends Context.Tag("EndpointForwarding")<EndpointForwarding, {
+  readonly serve: <Payload>(endpoint: EndpointDeclaration, check: EndpointCheck<Payload>) => ServeEndpoint<Payload>
+}>() {
+  static readonly layer = Layer.effect(
+    EndpointForwarding,
+    Effect.map(Effect.all([Forwarder, Routes]), ([forwarder, routes]) => ({
+      serve: <Payload>(endpoint: EndpointDeclaration, check: EndpointCheck<Payload>): ServeEndpoint<Payload> => (principal, region, payload, requestId, headers) => {
+        const route = routes.route(endpoint.provider, region)
+        if (Either.isLeft(route)) return Effect.fail(route.left)
+        return Effect.flatMap(check({ principal, region, route: route.right, payload, headers }), (call) =>
+          forwarder.forward({
+            ...call,
+            principal,
+            region,
+            route: route.right,
+            requestId,
+            family: endpoint.family,
+            protocol: endpoint.protocol,
+            provider: endpoint.provider,
+            endpoint: endpoint.record,
+            operation: endpoint.operation,
+            path: endpoint.path
+          }))
+      }
+    }))
+  )
+}
