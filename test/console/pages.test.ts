@@ -351,7 +351,7 @@ describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_
     await cooling.waitFor()
     expect(await page.getByRole("columnheader").allTextContents()).toEqual(["Route", "Deployment", "Kind", "State", "Last error", "Requests", "Failures"])
     expect(await cooling.getByRole("cell").allTextContents()).toEqual([
-      "provider_a/eu", "azure", "Cooling until 15:03:12", "The upstream answered 429 (rate limited).", "1,841", "3"
+      "provider_a/eu", "azure", "Cooling until 15:03:12", "answered 429", "1,841", "3"
     ])
     expect(await page.getByRole("row", { name: /bedrock-frankfurt/ }).getByRole("cell").nth(2).textContent()).toBe("Available")
     expect(await page.getByRole("row", { name: /vertex-us-east5/ }).getByRole("cell").nth(3).textContent()).toBe("—")

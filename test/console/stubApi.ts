@@ -103,13 +103,13 @@ export const auditEntries = [
 export const upstreams = [
   {
     route: "provider_a/eu", deployment: "azure-sweden", kind: "azure", state: "cooling", coolingUntil: "2026-11-20T14:03:12.000Z",
-    lastError: "The upstream answered 429 (rate limited).", requests: 1840, failures: 3
+    lastError: "answered 429", requests: 1840, failures: 3
   },
   { route: "provider_a/eu", deployment: "provider-a-eu", kind: "native", state: "available", requests: 12, failures: 0 },
   { route: "provider_a/us", deployment: "provider-a-us", kind: "native", state: "available", requests: 530, failures: 0 },
   {
     route: "provider_b/eu", deployment: "bedrock-frankfurt", kind: "bedrock", state: "available",
-    lastError: "The upstream could not be reached (connection refused).", requests: 977, failures: 1
+    lastError: "unreachable: ECONNREFUSED", requests: 977, failures: 1
   },
   { route: "provider_b/us", deployment: "vertex-us-east5", kind: "vertex", state: "available", requests: 204, failures: 0 },
   { route: "provider_c/eu", deployment: "simulator-provider_c-eu", kind: "native", state: "available", requests: 0, failures: 0 }
