@@ -38,6 +38,7 @@ const usage = `usage: npm run cli -- <command>
   provider-key list WORKSPACE_ID
   provider-key remove WORKSPACE_ID PROVIDER
   credentials rotate   (after a restart with the new CREDENTIALS_KEY and the old one as CREDENTIALS_KEY_PREVIOUS)
+  upstreams   (every upstream deployment: available or cooling, last error, requests, failures; this instance's view)
 ${usageCommandsHelp}
 
 environment: WORKSPACE_API_URL (default http://127.0.0.1:$PORT$BASE_PATH), ADMIN_TOKEN (default: DATA_DIR/secrets.json),
@@ -134,6 +135,7 @@ const program = Effect.gen(function*() {
       operatorExport: (id, dataType, payload) => client.admin.runExport({ path: { id, dataType }, payload })
     })
   }
+  if (group === "upstreams") return yield* client.admin.listUpstreams()
   if (group === "audit") {
     return yield* client.admin.audit({
       path: { id: yield* required(command, "WORKSPACE_ID") },

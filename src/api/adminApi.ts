@@ -12,6 +12,7 @@ import { families } from "./openapi/families"
 import { AdminAuth } from "./security"
 import { AuditPageView, ChangeMember, InvitedMember, InviteMember, MemberView, PasswordResetLinkView, PasswordResetRequest } from "./schemas/members"
 import { ProviderKeyView, RotationResultView, SetProviderKey } from "./schemas/providerKeys"
+import { UpstreamsView } from "./schemas/upstreams"
 import { StrictUsageExportRequest, UsageExportDataType, UsageExportResult } from "./schemas/usageExport"
 
 const Name = Schema.String.pipe(
@@ -280,6 +281,17 @@ export class AdminApi extends HttpApiGroup.make("admin")
         "Read a workspace's audit log",
         "Changes to the workspace (by the operator, in the console, through the admin API), newest first; `action` filters, " +
           "`limit` 1–200 (50) and `cursor` page."
+      ))
+  )
+  .add(
+    HttpApiEndpoint.get("listUpstreams", "/admin/upstreams")
+      .addSuccess(UpstreamsView)
+      .annotateContext(doc(
+        "List the upstream deployments and how they fare",
+        "Every route's deployments (those of the routes file, UPSTREAM_PROVIDER_*, or the built-in simulator) in the " +
+          "order they are configured: available or cooling (and until when), the last failure in the service's words, " +
+          "and the attempts and failures counted since this instance started. Each instance keeps its own counts and " +
+          "cooldowns: behind a load balancer, ask each one."
       ))
   )
   // Every admin operation reads the database: 503 when it is unavailable.

@@ -13,6 +13,7 @@ import { families } from "./openapi/families"
 import { AuditPageView, ChangeMember, InvitedMember, InviteMember, MemberView } from "./schemas/members"
 import { StrictUsageExportRequest, UsageExportDataType, UsageExportResult } from "./schemas/usageExport"
 import { SetProviderKey } from "./schemas/providerKeys"
+import { UpstreamsView } from "./schemas/upstreams"
 
 /** The console's session cookie. */
 export const sessionCookie = "wsapi_session"
@@ -306,6 +307,14 @@ export class ConsoleApi extends HttpApiGroup.make("console")
       .addError(refusedBody)
       .annotateContext(doc("Create a workspace", "Operator only."))
       .annotate(RequestExample, { name: "Research team" })
+  )
+  .add(
+    HttpApiEndpoint.get("upstreams", "/console/api/upstreams")
+      .addSuccess(UpstreamsView)
+      .annotateContext(doc(
+        "List the upstream deployments and how they fare",
+        "Operator only (403 for everyone else): GET /admin/upstreams's answer, this instance's view."
+      ))
   )
   .add(
     HttpApiEndpoint.get("workspace")`/console/api/workspaces/${workspaceId}`

@@ -21,9 +21,11 @@ import {
   memberView,
   passwordResetUrl,
   providerKeyWireView,
+  upstreamView,
   workspaceView
 } from "./consoleViews"
 import { ExportService } from "../services/exports/ExportService/index"
+import { Routes } from "../services/forwarding/Routes"
 import { RateLimits } from "../services/limits/RateLimits"
 import { admitWorkspaceExport, retryAfterQueueTimeout } from "./exportAdmission"
 import { asExportError } from "./exports"
@@ -71,6 +73,7 @@ export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handle
     const exports = yield* ExportService
     const rateLimits = yield* RateLimits
     const passwords = yield* Passwords
+    const routes = yield* Routes
     /** Every change the operator makes through the admin API is audited like a console change. */
     const audited = (workspaceId: string, action: AuditAction, target: string) =>
       Effect.flatMap(clientAddress, (address) => audit.record({ workspaceIds: [workspaceId], actor: "operator", action, target, address }))
@@ -143,6 +146,8 @@ export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handle
               Effect.as(adminErrors(audited(path.id, "provider_key.removed", `${removed.provider} (…${removed.last4})`)), providerKeyWireView(removed))
           }))
         ))
+      // This instance's view, read from memory: nothing to fail.
+      .handle("listUpstreams", () => Effect.sync(() => ({ data: routes.states().map(upstreamView) })))
       .handle("rotateCredentials", () =>
         adminErrors(credentials.rotate))
       .handle("runExport", ({ path, payload }) =>

@@ -12,13 +12,14 @@ import { ConsoleAccess, type WorkspaceAccess } from "../services/people/ConsoleA
 import { ExportService, type ExportFailure } from "../services/exports/ExportService/index"
 import { Members } from "../services/people/Members"
 import { RateLimits } from "../services/limits/RateLimits"
+import { Routes } from "../services/forwarding/Routes"
 import { UsageOverview } from "../services/usage/4-UsageOverview"
 import { workspaceModels, WorkspaceLimits } from "../services/limits/WorkspaceLimits"
 import { Workspaces } from "../services/workspaces/Workspaces"
 import { type Workspace } from "../domain/workspace"
 import { admitWorkspaceExport, retryAfterQueueTimeout } from "./exportAdmission"
 import { asExportError } from "./exports"
-import { auditView, clientAddress, invitedView, keyView, memberView, providerKeyWireView, recentExportView } from "./consoleViews"
+import { auditView, clientAddress, invitedView, keyView, memberView, providerKeyWireView, recentExportView, upstreamView } from "./consoleViews"
 import { ProviderCredentials, type ProviderKeyView } from "../services/providerKeys/ProviderCredentials"
 import { type ServiceError, serviceErrorFields } from "./serviceErrors"
 
@@ -54,6 +55,7 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
     const exports = yield* ExportService
     const rateLimits = yield* RateLimits
     const credentials = yield* ProviderCredentials
+    const routes = yield* Routes
 
     /** The caller's access to the workspace, refused with 403 when `needed` is admin and the role is member. */
     const allowed = (workspaceId: string, needed: MemberRole) =>
@@ -104,6 +106,13 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
           yield* audited(actor, workspace.id, "workspace.created", workspace.name)
           return { id: workspace.id, name: workspace.name, role: "admin" as const, createdAt: workspace.createdAt.toISOString() }
         })))
+      .handle("upstreams", () =>
+        Effect.gen(function*() {
+          const actor = yield* CurrentConsoleActor
+          // The deployments are the service's, not a workspace's: people of any role see none of them.
+          if (actor.kind !== "operator") return yield* Effect.fail(forbidden("Only the operator sees the upstreams."))
+          return { data: routes.states().map(upstreamView) }
+        }))
       .handle("workspace", ({ path }) =>
         consoleErrors(Effect.map(allowed(path.id, "member"), ({ role, workspace }) => ({
           id: workspace.id,

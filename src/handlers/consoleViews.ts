@@ -8,6 +8,7 @@ import type { RecentExport } from "../services/exports/ExportService/index"
 import type { Invitation, Member } from "../services/people/Members"
 import type { Workspace } from "../domain/workspace"
 import type { ProviderKeyView } from "../services/providerKeys/ProviderCredentials"
+import type { DeploymentState } from "../services/forwarding/Routes"
 
 /** Views shared by the admin API and the console API: the same shapes in both. */
 
@@ -61,6 +62,18 @@ export const providerKeyWireView = (k: ProviderKeyView) => ({
   ...k,
   createdAt: k.createdAt.toISOString(),
   lastUsedAt: k.lastUsedAt?.toISOString() ?? null
+})
+
+/** A deployment's state on the wire: the optional fields only when they have a value. */
+export const upstreamView = (d: DeploymentState) => ({
+  route: d.route,
+  deployment: d.deployment,
+  kind: d.kind,
+  state: d.state,
+  ...(d.coolingUntil === undefined ? {} : { coolingUntil: d.coolingUntil.toISOString() }),
+  ...(d.lastError === undefined ? {} : { lastError: d.lastError }),
+  requests: d.requests,
+  failures: d.failures
 })
 
 export const workspaceView = (w: Workspace) => ({ id: w.id, name: w.name, settings: w.settings, createdAt: w.createdAt.toISOString() })

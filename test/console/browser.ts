@@ -31,8 +31,8 @@ export const useBrowser = (): { readonly current: Browser } => {
 }
 
 /** A fresh context (own cookies) with a generous timeout: other tests load the same two cores. */
-export const newContext = async (browser: Browser): Promise<BrowserContext> => {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+export const newContext = async (browser: Browser, options: { readonly timezoneId?: string } = {}): Promise<BrowserContext> => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, ...options })
   context.setDefaultTimeout(30_000)
   return context
 }

@@ -9,7 +9,7 @@ import { useApp } from "../support/app"
 import { checkPage, hasChromium, newContext, useBrowser } from "./browser"
 import {
   activityRows, adminSession, apiKeys, auditEntries, daysAgo, type Handler, memberSession, members, operatorSession,
-  settings, stubConsoleApi, usageRows
+  settings, stubConsoleApi, upstreams, usageRows
 } from "./stubApi"
 
 /** The API of a workspace with some traffic, as its admin (or member) sees it; exports run are listed after. */
@@ -322,6 +322,72 @@ describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_
     await page.getByRole("button", { name: "Invite" }).click()
     await page.getByTestId("invitation-url").waitFor()
     await checkPage(page, "13-operator-workspaces")
+    await context.close()
+  })
+
+  it("shows the operator every upstream deployment, cooling ones with their time, refreshed on the button and every 10 s", async () => {
+    // Berlin: the cooldown's end is shown in the browser's own time zone (14:03:12 UTC is 15:03:12 there in November).
+    const context = await newContext(browser.current, { timezoneId: "Europe/Berlin" })
+    const page = await context.newPage()
+    await page.clock.install()
+    let answered = 0
+    let failNext = false
+    const calls = await stubConsoleApi(page, ({ method, path }) => {
+      if (path === "session") return { status: 200, body: operatorSession }
+      if (path === "workspaces" && method === "GET") return { status: 200, body: { data: [], nextCursor: null } }
+      if (path !== "upstreams") return undefined
+      if (failNext) return { status: 503, body: { error: { code: "unavailable", message: "The service is restarting. Retry shortly." } } }
+      answered += 1
+      // Each answer counts more requests on the cooling deployment, so a refresh is visible.
+      return { status: 200, body: { data: upstreams.map((d, i) => (i === 0 ? { ...d, requests: d.requests + answered } : d)) } }
+    })
+    const requestsOfCooling = async () => Number((await page.getByRole("row", { name: /azure-sweden/ }).getByRole("cell").nth(4).textContent())?.replace(/,/g, ""))
+    await open(page, `${app.current.url}/console/`, "Workspaces")
+    await page.getByRole("link", { name: "Upstreams" }).click()
+    await page.getByRole("heading", { level: 1, name: "Upstreams" }).waitFor()
+    expect(await page.getByRole("link", { name: "Upstreams" }).getAttribute("aria-current")).toBe("page")
+    expect(await page.getByRole("link", { name: "All workspaces" }).getAttribute("aria-current")).toBeNull()
+    const cooling = page.getByRole("row", { name: /azure-sweden/ })
+    await cooling.waitFor()
+    expect(await page.getByRole("columnheader").allTextContents()).toEqual(["Route", "Deployment", "Kind", "State", "Last error", "Requests", "Failures"])
+    expect(await cooling.getByRole("cell").allTextContents()).toEqual([
+      "provider_a/eu", "azure", "Cooling until 15:03:12", "answered 429", "1,841", "3"
+    ])
+    expect(await page.getByRole("row", { name: /bedrock-frankfurt/ }).getByRole("cell").nth(2).textContent()).toBe("Available")
+    expect(await page.getByRole("row", { name: /vertex-us-east5/ }).getByRole("cell").nth(3).textContent()).toBe("—")
+    expect(await page.getByTestId("upstreams-summary").textContent()).toBe("6 deployments, 1 cooling.")
+    await checkPage(page, "19-operator-upstreams")
+
+    const shown = await requestsOfCooling()
+    await page.getByRole("button", { name: "Refresh" }).click()
+    await expect.poll(requestsOfCooling).toBeGreaterThan(shown)
+    const refreshed = await requestsOfCooling()
+    // Ten seconds later it asks again by itself.
+    const asked = calls.filter((c) => c === "GET upstreams").length
+    await page.clock.fastForward(10_000)
+    await expect.poll(() => calls.filter((c) => c === "GET upstreams").length).toBeGreaterThan(asked)
+    await expect.poll(requestsOfCooling).toBeGreaterThan(refreshed)
+    // A refresh that fails says so and leaves the last answer on screen.
+    failNext = true
+    await page.getByRole("button", { name: "Refresh" }).click()
+    await page.getByRole("alert").getByText("The service is restarting. Retry shortly.").waitFor()
+    expect(await cooling.isVisible()).toBe(true)
+    await checkPage(page, "19b-operator-upstreams-refresh-failed")
+    await context.close()
+  })
+
+  it("shows the operator an empty upstreams page when nothing is configured", async () => {
+    const context = await newContext(browser.current)
+    const page = await context.newPage()
+    await stubConsoleApi(page, ({ path }) => {
+      if (path === "session") return { status: 200, body: operatorSession }
+      if (path === "upstreams") return { status: 200, body: { data: [] } }
+      return undefined
+    })
+    await open(page, `${app.current.url}/console/upstreams`, "Upstreams")
+    await page.getByText("No upstream deployments are configured.").waitFor()
+    expect(await page.getByRole("table").count()).toBe(0)
+    await checkPage(page, "19c-operator-upstreams-empty")
     await context.close()
   })
 

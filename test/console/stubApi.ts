@@ -98,3 +98,19 @@ export const auditEntries = [
   { at: "2026-11-21T16:12:00Z", actor: "ada@example.com", action: "api_key.created", target: "billing-service", address: "10.0.0.7" },
   { at: "2026-11-21T16:10:00Z", actor: "ada@example.com", action: "session.signed_in", target: null, address: "10.0.0.7" }
 ]
+
+/** Every route's deployments as GET upstreams answers: one cooling (until 14:03:12 UTC), the others available. */
+export const upstreams = [
+  {
+    route: "provider_a/eu", deployment: "azure-sweden", kind: "azure", state: "cooling", coolingUntil: "2026-11-20T14:03:12.000Z",
+    lastError: "answered 429", requests: 1840, failures: 3
+  },
+  { route: "provider_a/eu", deployment: "provider-a-eu", kind: "native", state: "available", requests: 12, failures: 0 },
+  { route: "provider_a/us", deployment: "provider-a-us", kind: "native", state: "available", requests: 530, failures: 0 },
+  {
+    route: "provider_b/eu", deployment: "bedrock-frankfurt", kind: "bedrock", state: "available",
+    lastError: "unreachable: ECONNREFUSED", requests: 977, failures: 1
+  },
+  { route: "provider_b/us", deployment: "vertex-us-east5", kind: "vertex", state: "available", requests: 204, failures: 0 },
+  { route: "provider_c/eu", deployment: "simulator-provider_c-eu", kind: "native", state: "available", requests: 0, failures: 0 }
+]

@@ -136,6 +136,8 @@ describe("console API: roles on every call", () => {
     },
     { name: "audit", method: "GET", route: () => `/console/api/workspaces/${a}/audit`, expected: { admin: 200, member: 403, operator: 200, nobody: 401, otherAdmin: 404 } },
     { name: "workspace list", method: "GET", route: () => "/console/api/workspaces", expected: { admin: 200, member: 200, operator: 200, nobody: 401, otherAdmin: 200 } },
+    // The service's deployments are the operator's alone: no role in any workspace shows them.
+    { name: "upstreams", method: "GET", route: () => "/console/api/upstreams", expected: { admin: 403, member: 403, operator: 200, nobody: 401, otherAdmin: 403 } },
     {
       name: "create workspace",
       method: "POST",

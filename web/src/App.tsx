@@ -18,6 +18,7 @@ import { NotFoundPage } from "./pages/NotFoundPage"
 import { OverviewPage } from "./pages/OverviewPage"
 import { PasswordResetPage } from "./pages/PasswordResetPage"
 import { SettingsPage } from "./pages/SettingsPage"
+import { UpstreamsPage } from "./pages/UpstreamsPage"
 import { WorkspacesPage } from "./pages/WorkspacesPage"
 
 /** A workspace's first page: the overview for admins; members see their keys (usage is the admins'). */
@@ -81,6 +82,13 @@ export const App = () => {
     return (
       <Layout session={session} workspace={null} page={null} onSignedOut={signedOut}>
         <WorkspacesPage />
+      </Layout>
+    )
+  }
+  if (first === "upstreams" && session.operator) {
+    return (
+      <Layout session={session} workspace={null} page={null} onSignedOut={signedOut}>
+        <UpstreamsPage />
       </Layout>
     )
   }

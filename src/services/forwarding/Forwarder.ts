@@ -31,6 +31,7 @@ import { Prices } from "../usage/Prices"
 import { ProviderCredentials } from "../providerKeys/ProviderCredentials"
 import { type Admission, RateLimits } from "../limits/RateLimits"
 import { classify, discard, unreadable, UpstreamClient, UpstreamFailure, type UpstreamResponse } from "./UpstreamClient"
+import { operatorWords } from "./UpstreamFailure"
 import { type ApiRequestRecord, UsageRecorder } from "../usage/1-UsageRecorder"
 import type { Deployment, UpstreamOperation } from "../../domain/deployments"
 import { failsOver } from "../../domain/attemptOrder"
@@ -511,10 +512,10 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               if (Either.isLeft(sent)) {
                 const failure = sent.left
                 if (!last && failure.kind !== "overloaded") {
-                  yield* routes.failed(deployment, `${failure.kind}: ${failure.detail}`, undefined)
+                  yield* routes.failed(deployment, operatorWords(failure), undefined)
                   continue
                 }
-                if (failure.kind !== "overloaded") yield* routes.failed(deployment, `${failure.kind}: ${failure.detail}`, undefined)
+                if (failure.kind !== "overloaded") yield* routes.failed(deployment, operatorWords(failure), undefined)
                 return yield* refuse(input, admission, started, unavailable(failure, admitted(admission)))
               }
               const response = sent.right

@@ -2,7 +2,8 @@ import { query, request } from "./client"
 import type {
   ActivityRow, ApiKey, AuditEntry, ConsoleSettings, CreatedApiKey, GroupBy, Invitation, InvitationInfo, Member, Page, PasswordResetInfo, Person,
   ProviderKey, RecentExport,
-  Role, Scope, Session, SettingsPatch, UsageExportDataType, UsageExportResult, UsageRow, WorkspaceModel, WorkspaceRef, WorkspaceSummary
+  Role, Scope, Session, SettingsPatch, UpstreamDeployment, UsageExportDataType, UsageExportResult, UsageRow, WorkspaceModel, WorkspaceRef,
+  WorkspaceSummary
 } from "./types"
 
 /** What the session endpoints answer; the operator has no person (`member` null or absent). */
@@ -133,3 +134,6 @@ export const listWorkspaces = (options: { readonly search?: string; readonly cur
   request("GET", `workspaces${query({ limit: 20, search: options.search, cursor: options.cursor })}`)
 
 export const createWorkspace = (name: string): Promise<WorkspaceSummary> => request("POST", "workspaces", { name })
+
+/** The operator's view of every upstream deployment (this instance's counts and cooldowns). */
+export const listUpstreams = (): Promise<{ readonly data: ReadonlyArray<UpstreamDeployment> }> => request("GET", "upstreams")

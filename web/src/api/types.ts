@@ -20,6 +20,7 @@ import type {
   WorkspaceMembership
 } from "../../../src/api/consoleApi"
 import type { AuditView, InvitedMember, MemberView } from "../../../src/api/schemas/members"
+import type { UpstreamDeploymentView } from "../../../src/api/schemas/upstreams"
 import type { UsageExportDataType, UsageExportResult } from "../../../src/api/schemas/usageExport"
 import type { Scope as ScopeSchema } from "../../../src/domain/apiKey"
 import type { MemberRole } from "../../../src/domain/console"
@@ -50,6 +51,7 @@ export type WorkspaceModel = typeof ModelView.Type
 export type ConsoleSettings = typeof ConsoleSettingsSchema.Type
 export type ProviderKey = typeof ConsoleProviderKey.Type
 export type SettingsPatch = WorkspaceSettingsPatch
+export type UpstreamDeployment = typeof UpstreamDeploymentView.Type
 
 export interface Page<A> {
   readonly data: ReadonlyArray<A>

@@ -29,7 +29,8 @@ interface LayoutProps {
 export const Layout = ({ session, workspace, page, onSignedOut, children }: LayoutProps) => {
   const main = useRef<HTMLElement>(null)
   // Moves focus to the new page's content on navigation, as a full page load would for screen readers.
-  useEffect(() => main.current?.focus(), [workspace?.id, page])
+  const route = currentRoute()
+  useEffect(() => main.current?.focus(), [workspace?.id, page, route])
   const leave = (): void => {
     // Signed out either way: a failed call (network, expired session) leaves nothing to keep.
     signOut().then(onSignedOut, onSignedOut)
@@ -46,7 +47,8 @@ export const Layout = ({ session, workspace, page, onSignedOut, children }: Layo
       <a class="skip" href="#main">Skip to content</a>
       <header class="top">
         <span class="brand">Workspace API</span>
-        {session.operator ? <Link to="workspaces" class="top-link" current={page === null && workspace === null}>All workspaces</Link> : null}
+        {session.operator ? <Link to="workspaces" class="top-link" current={workspace === null && route === "workspaces"}>All workspaces</Link> : null}
+        {session.operator ? <Link to="upstreams" class="top-link" current={workspace === null && route === "upstreams"}>Upstreams</Link> : null}
         {!session.operator && session.workspaces.length > 1 ? (
           <label class="switcher">
             <span>Workspace</span>
@@ -60,7 +62,7 @@ export const Layout = ({ session, workspace, page, onSignedOut, children }: Layo
         ) : null}
         <span class="who">{session.operator ? "Operator" : session.member?.email}</span>
         {/* The operator has no password (ADMIN_TOKEN); a person changes their own. */}
-        {session.member === null ? null : <Link to="password" class="top-link" current={page === null && workspace === null && currentRoute() === "password"}>Change password</Link>}
+        {session.member === null ? null : <Link to="password" class="top-link" current={page === null && workspace === null && route === "password"}>Change password</Link>}
         <button type="button" class="secondary" onClick={leave}>Sign out</button>
       </header>
       {workspace === null ? null : (

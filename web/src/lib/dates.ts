@@ -30,3 +30,7 @@ export const timeZones = (): ReadonlyArray<string> => {
 /** A timestamp for tables, in the browser's locale. */
 export const formatTime = (iso: string | null | undefined): string =>
   iso == null ? "—" : new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" })
+
+/** A time of day as HH:MM:SS (24-hour), in the browser's time zone: when something happens again soon. */
+export const formatClock = (iso: string): string =>
+  new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false })

@@ -6,7 +6,8 @@ export type Loaded<A> =
   | { readonly state: "failed"; readonly error: ApiError }
   | { readonly state: "ready"; readonly value: A }
 
-const asApiError = (error: unknown): ApiError =>
+/** Any failure as an ApiError, so pages show one kind of error. */
+export const asApiError = (error: unknown): ApiError =>
   error instanceof ApiError ? error : new ApiError(0, "unexpected", error instanceof Error ? error.message : String(error))
 
 /** Loads data for a page, again whenever `deps` change or `reload` is called. Stale answers are dropped. */
