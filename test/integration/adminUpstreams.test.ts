@@ -9,7 +9,7 @@ import { promisify } from "node:util"
 import ProviderAClient from "openai"
 import { describe, expect, it } from "vitest"
 import { builtEntry } from "../support/builtService"
-import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/testApp"
+import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/app"
 
 const run = promisify(execFile)
 const root = path.resolve(import.meta.dirname, "../..")
