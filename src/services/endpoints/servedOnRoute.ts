@@ -1,4 +1,4 @@
-import { isKnownModel, type ModelFamily } from "../../domain/models"
+import type { ModelFamily } from "../../domain/models"
 import type { Principal } from "../../domain/principal"
 import type { ProviderId } from "../../domain/providerId"
 import type { Route } from "../forwarding/Routes"
@@ -9,6 +9,7 @@ import type { Route } from "../forwarding/Routes"
  * since its own key goes to native deployments only.
  */
 export const servedOnRoute = (route: Route, principal: Principal, provider: ProviderId, family: ModelFamily, model: string): boolean => {
-  const ownModels = principal.workspace.settings.byokModels
-  return isKnownModel(provider, family, model, ownModels) && route.serves(model, ownModels?.[provider] !== undefined)
+  const ownModels = principal.workspace.settings.byokModels?.[provider]
+  // The route knows the merged catalog (the built-in one and the routes file's) and which deployment serves what.
+  return ownModels !== undefined ? ownModels.includes(model) && route.serves(model, true) : route.serves(model, false) && route.catalogEntry(model)?.family === family
 }

@@ -2,6 +2,7 @@ import { Context, Effect, Either, Layer, Redacted, type Scope } from "effect"
 import { AppConfig } from "../../config"
 import { attemptOrder } from "../../domain/attemptOrder"
 import { type Deployment, type NativeDeployment, type RouteId, routeId, upstreamModelOf } from "../../domain/deployments"
+import type { ModelInfo } from "../../domain/models"
 import { catalogModels } from "../../domain/routesFile"
 import type { ProviderId } from "../../domain/providerId"
 import { RegionNotServed } from "../../domain/refusals"
@@ -20,6 +21,8 @@ export interface Route {
   readonly deployments: ReadonlyArray<Deployment>
   /** Whether a deployment of the route serves the model (with the workspace's own key: a native one). */
   readonly serves: (model: string, ownKey: boolean) => boolean
+  /** The merged catalog's entry of a model of the route's provider (the built-in catalog and the routes file's). */
+  readonly catalogEntry: (model: string) => ModelInfo | undefined
   /** The deployments to try for a request, in order (priority, weight, cooldowns), at most UPSTREAM_MAX_ATTEMPTS. */
   readonly attempts: (model: string, ownKey: boolean) => ReadonlyArray<Attempt>
 }
@@ -86,13 +89,11 @@ export class Routes extends Context.Tag("Routes")<Routes, {
           return fresh
         }
         const coolingUntil = (name: string) => health.get(name)?.coolingUntil
-        const catalogIds = new Map<ProviderId, ReadonlySet<string>>(
-          providers.map((provider) => [provider.id, new Set(catalog.filter((model) => model.provider === provider.id).map((model) => model.id))])
-        )
         const makeRoute = (provider: ProviderDialect, region: string): Route => {
           const id = routeId(provider.id as ProviderId, region)
           const deployments = deploymentsOf(id)
-          const ids = catalogIds.get(provider.id as ProviderId) ?? new Set<string>()
+          const entries = new Map(catalog.filter((model) => model.provider === provider.id).map((model) => [model.id, model] as const))
+          const ids = new Set(entries.keys())
           const native = deployments.filter((deployment) => deployment.kind === "native")
           /** The model's id on a deployment; a workspace's own models go as they are to native deployments without a map. */
           const modelOn = (deployment: Deployment, model: string, ownKey: boolean): string | undefined =>
@@ -103,6 +104,7 @@ export class Routes extends Context.Tag("Routes")<Routes, {
             id,
             deployments,
             serves: (model, ownKey) => candidatesFor(model, ownKey).length > 0,
+            catalogEntry: (model) => entries.get(model),
             attempts: (model, ownKey) =>
               attemptOrder(candidatesFor(model, ownKey), coolingUntil, Date.now(), config.upstreamMaxAttempts).map((deployment) => ({
                 deployment,
