@@ -1,0 +1,130 @@
+// `npm run bench:schema-decode`: what decoding a request body costs, per request kind, with the endpoints' own
+// schemas, as the forwarding lane decodes them (`Schema.decodeUnknown`, default options): bytes allocated and µs a
+// decode, for the schema as declared and for its one-pass form (src/domain/onePassDecoding.ts), against
+// JSON.parse of the same body in the same run. In one process, no service, no network: a figure moves only with
+// the code (bytes) or the core's speed (µs). BENCH_WRITE=1 writes the table into bench/RESULTS.md ("Schema decode").
+//
+// Bytes: the young generation is made larger than a batch (run with --max-semi-space-size, as the npm script does),
+// so no collection runs inside a batch and the heap's growth over the batch is what it allocated; the median of
+// several batches (a batch a collection cut short would read low, and is outvoted).
+import { Effect, type Schema } from "effect"
+import * as os from "node:os"
+import * as v8 from "node:v8"
+import { decodePayload } from "../../src/api/requestProblems"
+import { onePassDecoding } from "../../src/domain/onePassDecoding"
+import { ChatCompletionRequest } from "../../src/providers/providerA/chatCompletionsWire"
+import { EmbeddingRequest } from "../../src/providers/providerA/embeddingsWire"
+import { MessagesRequest } from "../../src/providers/providerB/messagesWire"
+import { FimCompletionRequest } from "../../src/providers/providerC/fimWire"
+import { chatBody, twentyTokens } from "../gateway/targets"
+import { writeSection } from "../results"
+
+const gc = (globalThis as { gc?: () => void }).gc
+if (gc === undefined) throw new Error("run with --expose-gc (npm run bench:schema-decode does)")
+
+interface Kind {
+  readonly name: string
+  readonly schema: Schema.Schema<unknown, unknown>
+  readonly body: string
+}
+
+const richChat = JSON.stringify({
+  model: "chatgen-4o",
+  messages: [
+    { role: "system", content: "You answer in one sentence." },
+    { role: "user", content: [{ type: "text", text: "What is the weather in Paris?" }] },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "call_1", type: "function", function: { name: "weather", arguments: "{\"city\":\"Paris\"}" } }]
+    },
+    { role: "tool", tool_call_id: "call_1", content: "18 °C, clear" }
+  ],
+  tools: [{
+    type: "function",
+    function: {
+      name: "weather",
+      description: "The weather in a city",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
+    }
+  }],
+  temperature: 0.2,
+  max_completion_tokens: 200,
+  stream: true,
+  stream_options: { include_usage: true }
+})
+
+// The gateway benchmark's bodies (bench/gateway/targets.ts) and two fuller ones, as client libraries send them.
+const kinds: ReadonlyArray<Kind> = [
+  { name: "chat completion (gateway benchmark body)", schema: ChatCompletionRequest, body: chatBody({ stream: false }) },
+  { name: "chat completion, 4 messages and a tool", schema: ChatCompletionRequest, body: richChat },
+  {
+    name: "messages (gateway benchmark body)",
+    schema: MessagesRequest,
+    body: JSON.stringify({ model: "assistantmodel-sonnet-4-5-20250929", max_tokens: 100, stream: true, messages: [{ role: "user", content: twentyTokens }] })
+  },
+  {
+    name: "embeddings (gateway benchmark body)",
+    schema: EmbeddingRequest,
+    body: JSON.stringify({ model: "text-embedding-ada-002", input: "The quick brown fox jumps over the lazy dog." })
+  },
+  {
+    name: "FIM completion",
+    schema: FimCompletionRequest,
+    body: JSON.stringify({ model: "codemodel-latest", prompt: "def add(a, b):", suffix: "    return c", max_tokens: 64, stream: false })
+  }
+] as ReadonlyArray<Kind>
+
+const heapUsed = () => v8.getHeapStatistics().used_heap_size
+
+/** Bytes a call of `run` allocates (median of 9 batches) and µs a call (median of 5 rounds). */
+const measure = (run: () => unknown, batch: number): { bytes: number; us: number } => {
+  for (let i = 0; i < 2_000; i++) run()
+  const bytes = Array.from({ length: 9 }, () => {
+    gc()
+    const before = heapUsed()
+    for (let i = 0; i < batch; i++) run()
+    return (heapUsed() - before) / batch
+  }).sort((a, b) => a - b)[4]!
+  const us = Array.from({ length: 5 }, () => {
+    const started = performance.now()
+    for (let i = 0; i < 20_000; i++) run()
+    return ((performance.now() - started) * 1000) / 20_000
+  }).sort((a, b) => a - b)[2]!
+  return { bytes, us }
+}
+
+const kb = (bytes: number) => `${(bytes / 1024).toFixed(2)} KB`
+const rows: Array<string> = []
+for (const kind of kinds) {
+  const parsed: unknown = JSON.parse(kind.body)
+  const onePass = onePassDecoding(kind.schema)
+  // The lane's own call, run synchronously (its decode settles without waiting).
+  const decodeWith = (schema: Schema.Schema<unknown, unknown>) => () => Effect.runSync(decodePayload(schema, parsed))
+  const declared = decodeWith(kind.schema)
+  const fused = decodeWith(onePass)
+  if (JSON.stringify(declared()) !== JSON.stringify(fused())) throw new Error(`${kind.name}: the two decodes differ`)
+  const parse = measure(() => JSON.parse(kind.body), 1_000)
+  const before = measure(declared, 1_000)
+  const after = measure(fused, 1_000)
+  rows.push(
+    `| ${kind.name} (${kind.body.length} B) | ${kb(parse.bytes)} · ${parse.us.toFixed(2)} µs | ${kb(before.bytes)} · ${
+      before.us.toFixed(2)
+    } µs | ${kb(after.bytes)} · ${after.us.toFixed(2)} µs | ${(after.bytes / before.bytes).toFixed(2)} · ${(after.us / before.us).toFixed(2)} |`
+  )
+}
+
+const body = `Date: ${new Date().toISOString().slice(0, 10)}. Machine: ${os.cpus().length} × ${
+  os.cpus()[0]?.model.trim() ?? "cpu"
+}, Node ${process.version}, load average ${os.loadavg()[0]!.toFixed(2)} at the end.
+\`npm run bench:schema-decode\` (bench/schemaDecode/run.ts): one process; each body parsed once, then decoded by the
+forwarding lane's \`decodePayload\` (run synchronously) with the schema as declared and with its one-pass form; bytes
+allocated a call (heap growth over batches of 1,000 with no collection inside, median of 9) and µs a call (median of 5
+rounds of 20,000). JSON.parse of the same body, the baseline, in the same run.
+
+| request | JSON.parse alone | decode, schema as declared | decode, one pass | one pass ÷ declared (bytes · µs) |
+| --- | --- | --- | --- | --- |
+${rows.join("\n")}
+`
+console.log(body)
+if (process.env.BENCH_WRITE === "1") writeSection("Schema decode", body)
