@@ -1,5 +1,5 @@
 // `npm run bench:schema-decode`: what decoding a request body costs, per request kind, with the endpoints' own
-// schemas, with the parser the forwarding lane's decodePayload runs (default options, without the effect around it): bytes allocated and µs a
+// schemas, with the parser the forwarding lane's payloadDecoder runs (default options, without the effect around it): bytes allocated and µs a
 // decode, for the schema as declared and for its one-pass form (src/domain/onePassDecoding.ts), against
 // JSON.parse of the same body in the same run. In one process, no service, no network: a figure moves only with
 // the code (bytes) or the core's speed (µs). BENCH_WRITE=1 writes the table into bench/RESULTS.md ("Schema decode").
@@ -10,7 +10,9 @@
 import { Effect, Either, Schema } from "effect"
 import * as os from "node:os"
 import * as v8 from "node:v8"
-import { decodePayload } from "../../src/api/requestProblems"
+import { HttpApiError } from "@effect/platform"
+import { decodeProblem, payloadDecoder } from "../../src/api/requestProblems"
+import { InvalidRequest } from "../../src/domain/refusals"
 import { onePassDecoding } from "../../src/domain/onePassDecoding"
 import { ChatCompletionRequest } from "../../src/providers/providerA/chatCompletionsWire"
 import { EmbeddingRequest } from "../../src/providers/providerA/embeddingsWire"
@@ -99,14 +101,14 @@ const rows: Array<string> = []
 for (const kind of kinds) {
   const parsed: unknown = JSON.parse(kind.body)
   const onePass = onePassDecoding(kind.schema)
-  // The parser the lane's decodePayload runs (default options), without the effect around it.
+  // The parser the lane's payloadDecoder runs (default options), without the effect around it.
   const decodeWith = (schema: Schema.Schema<unknown, unknown>) => {
     const decode = Schema.decodeUnknownEither(schema)
     return () => Either.getOrThrow(decode(parsed))
   }
   const declared = decodeWith(kind.schema)
   const fused = decodeWith(onePass)
-  const [a, b] = [kind.schema, onePass].map((schema) => JSON.stringify(Effect.runSync(decodePayload(schema, parsed))))
+  const [a, b] = [kind.schema, onePass].map((schema) => JSON.stringify(Effect.runSync(payloadDecoder(schema)(parsed))))
   if (a !== b || a !== JSON.stringify(fused())) throw new Error(`${kind.name}: the two decodes differ`)
   const parse = measure(() => JSON.parse(kind.body), 1_000)
   const before = measure(declared, 1_000)
@@ -118,11 +120,32 @@ for (const kind of kinds) {
   )
 }
 
+// The decode as a step of the request's fiber, for the chat body: the lane's step before this issue (the decode
+// suspended, with two error handlers around it) against payloadDecoder's, both with the one-pass schema; a fiber
+// that only suspends is the baseline (run here by runSync; in the service the request's fiber already exists).
+const chat = onePassDecoding(ChatCompletionRequest as Schema.Schema<unknown, unknown>)
+const chatParsed: unknown = JSON.parse(kinds[0]!.body)
+const unreadable = new InvalidRequest({ problem: { status: 400, code: "invalid_request", message: "unreadable" } })
+const stepBefore = (body: unknown) =>
+  Effect.suspend(() => Schema.decodeUnknown(chat)(body)).pipe(
+    Effect.catchTag("ParseError", (error) =>
+      Effect.flatMap(
+        HttpApiError.HttpApiDecodeError.fromParseError(error),
+        (decodeError) => Effect.fail(new InvalidRequest({ problem: decodeProblem(decodeError) }))
+      )),
+    Effect.catchAllDefect(() => Effect.fail(unreadable))
+  )
+const stepNow = payloadDecoder(chat)
+const fiberOnly = measure(() => Effect.runSync(Effect.suspend(() => Effect.succeed(chatParsed))), 1_000)
+const [beforeStep, nowStep] = [stepBefore, stepNow].map((step) => measure(() => Effect.runSync(step(chatParsed)), 1_000))
+const stepRow = (name: string, m: { bytes: number; us: number }) =>
+  `| ${name} | ${kb(m.bytes - fiberOnly.bytes)} · ${(m.us - fiberOnly.us).toFixed(2)} µs |`
+
 const body = `Date: ${new Date().toISOString().slice(0, 10)}. Machine: ${os.cpus().length} × ${
   os.cpus()[0]?.model.trim() ?? "cpu"
 }, Node ${process.version}, load average ${os.loadavg()[0]!.toFixed(2)} at the end.
 \`npm run bench:schema-decode\` (bench/schemaDecode/run.ts): one process; each body parsed once, then decoded with the
-parser the forwarding lane's \`decodePayload\` runs (\`Schema.decodeUnknownEither\`, default options), the schema as
+parser the forwarding lane's \`payloadDecoder\` runs (\`Schema.decodeUnknownEither\`, default options), the schema as
 declared and its one-pass form (src/domain/onePassDecoding.ts; the same decoded value checked first); bytes
 allocated a call (heap growth over batches of 1,000 with no collection inside, median of 9) and µs a call (median of 5
 rounds of 20,000). JSON.parse of the same body, the baseline, in the same run.
@@ -130,6 +153,14 @@ rounds of 20,000). JSON.parse of the same body, the baseline, in the same run.
 | request | JSON.parse alone | decode, schema as declared | decode, one pass | one pass ÷ declared (bytes · µs) |
 | --- | --- | --- | --- | --- |
 ${rows.join("\n")}
+
+The decode as a step of the request's fiber (chat completion, gateway benchmark body, one-pass schema; a fiber that
+only suspends, ${kb(fiberOnly.bytes)} · ${fiberOnly.us.toFixed(2)} µs, subtracted):
+
+| step | bytes · µs a request |
+| --- | --- |
+${stepRow("before: the decode suspended, catchTag(ParseError) and catchAllDefect around it", beforeStep!)}
+${stepRow("now: payloadDecoder (src/api/requestProblems.ts), made once, one suspended step", nowStep!)}
 
 Issue 26. "As declared" is how the forwarding lane decoded until this change: Effect makes a struct with optional
 parameters that accept null (\`optionalParam\`) a transformation between a struct of \`X | null\` members and one of

@@ -3,7 +3,7 @@ import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Either, FiberRef } from "effect"
 import type * as http from "node:http"
 import { CurrentPrincipal } from "../api/security"
-import { decodePayload, malformedBody, nestedTooDeep, tooLarge } from "../api/requestProblems"
+import { malformedBody, nestedTooDeep, payloadDecoder, tooLarge } from "../api/requestProblems"
 import { onePassDecoding } from "../domain/onePassDecoding"
 import type { Principal } from "../domain/principal"
 import { InvalidRequest, type Refusal, wasAdmitted } from "../domain/refusals"
@@ -290,7 +290,7 @@ export const served = <const Name extends string, P extends Provider, Payload, P
   largeBodies: LargeBodies["Type"]
 ): Served<Name, P, Payload, PayloadI, Success, SuccessI> => {
   // Made once: the same values and errors as the declared payload, without its second pass (src/domain/onePassDecoding.ts).
-  const payload = onePassDecoding(endpoint.payload)
+  const decodePayload = payloadDecoder(onePassDecoding(endpoint.payload))
   return {
     endpoint,
     serve,
@@ -302,7 +302,7 @@ export const served = <const Name extends string, P extends Provider, Payload, P
         principal.workspace.id,
         (body) =>
           Effect.flatMap(
-            decodePayload(payload, body),
+            decodePayload(body),
             (payload) => serve(principal, region, payload, requestId, passedHeaders(endpoint, request.headers))
           )
       ).pipe(chargingRefusals(rateLimits, principal, endpoint.family))
