@@ -3,7 +3,8 @@ import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Either, FiberRef } from "effect"
 import type * as http from "node:http"
 import { CurrentPrincipal } from "../api/security"
-import { decodePayload, malformedBody, nestedTooDeep, tooLarge } from "../api/requestProblems"
+import { malformedBody, nestedTooDeep, payloadDecoder, tooLarge } from "../api/requestProblems"
+import { onePassDecoding } from "../domain/onePassDecoding"
 import type { Principal } from "../domain/principal"
 import { InvalidRequest, type Refusal, wasAdmitted } from "../domain/refusals"
 import type { LimitFamily } from "../domain/workspaceSettings"
@@ -289,22 +290,26 @@ export const served = <const Name extends string, P extends Provider, Payload, P
   serve: Serve<Payload>,
   rateLimits: RateLimits["Type"],
   largeBodies: LargeBodies["Type"]
-): Served<Name, P, Payload, PayloadI, Success, SuccessI> => ({
-  endpoint,
-  serve,
-  serveRequest: (principal, region, request, requestId, maxBodyBytes) =>
-    withForwardedBody(
-      endpoint,
-      request,
-      { maxBodyBytes, largeBodies },
-      principal.workspace.id,
-      (body) =>
-        Effect.flatMap(
-          decodePayload(endpoint.payload, body),
-          (payload) => serve(principal, region, payload, requestId, passedHeaders(endpoint, request.headers))
-        )
-    ).pipe(chargingRefusals(rateLimits, principal, endpoint.family))
-})
+): Served<Name, P, Payload, PayloadI, Success, SuccessI> => {
+  // Made once: the same values and errors as the declared payload, without its second pass (src/domain/onePassDecoding.ts).
+  const decodePayload = payloadDecoder(onePassDecoding(endpoint.payload))
+  return {
+    endpoint,
+    serve,
+    serveRequest: (principal, region, request, requestId, maxBodyBytes) =>
+      withForwardedBody(
+        endpoint,
+        request,
+        { maxBodyBytes, largeBodies },
+        principal.workspace.id,
+        (body) =>
+          Effect.flatMap(
+            decodePayload(body),
+            (payload) => serve(principal, region, payload, requestId, passedHeaders(endpoint, request.headers))
+          )
+      ).pipe(chargingRefusals(rateLimits, principal, endpoint.family))
+  }
+}
 
 /**
  * Every forwarded endpoint with the service call that serves it: the HttpApi handlers and the
