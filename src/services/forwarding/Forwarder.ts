@@ -36,7 +36,7 @@ import { type ApiRequestRecord, UsageRecorder } from "../usage/1-UsageRecorder"
 import type { Deployment, UpstreamOperation } from "../../domain/deployments"
 import { failsOver } from "../../domain/attemptOrder"
 import { type Attempt, type Route, Routes } from "./Routes"
-import { kindOf, makeUpstreamKinds } from "./kinds"
+import { kindOf, makeUpstreamKinds, secretsOf } from "./kinds"
 import type { UpstreamCall, UpstreamKind } from "./kinds/UpstreamKind"
 
 /** Where a relayed stream goes: the client's connection, after the status and headers. */
@@ -226,7 +226,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       const tracing = Option.isSome(config.tracing)
       const clock = yield* Effect.clock
       // Every deployment's key and host: none may reach a client through an upstream's words.
-      const secrets = routes.secrets()
+      const secrets = secretsOf(kinds, routes.deployments)
       const redactService = makeRedactor(secrets.keys, secrets.hosts)
       /** What of the upstream's problem a client may see: the workspace's own key must not come back either. */
       const relayedFor = ({ ownKey }: Exchange) => {

@@ -55,8 +55,8 @@ export class Routes extends Context.Tag("Routes")<Routes, {
   /** An attempt failed before the first byte: the deployment cools down for `retryAfterSeconds`, else cooldownSeconds. */
   readonly failed: (deployment: Deployment, error: string, retryAfterSeconds: number | undefined) => Effect.Effect<void>
   readonly states: () => ReadonlyArray<DeploymentState>
-  /** Every deployment's url and secrets that a client must never see in an upstream's words. */
-  readonly secrets: () => { readonly keys: ReadonlyArray<string>; readonly hosts: ReadonlyArray<string> }
+  /** Every route's deployments. */
+  readonly deployments: ReadonlyArray<Deployment>
 }>() {
   /**
    * The routes of the configuration; those it names nowhere are answered by the built-in simulator, started on
@@ -155,7 +155,7 @@ export class Routes extends Context.Tag("Routes")<Routes, {
                 failures: state?.failures ?? 0
               }
             }),
-          secrets: () => secretsOf(allDeployments)
+          deployments: allDeployments
         }
       })
     )
@@ -177,28 +177,4 @@ const simulatedDeployment = (id: RouteId, url: string): NativeDeployment => {
     simulated: true,
     apiKey: Redacted.make("simulator")
   }
-}
-
-/** Keys and hosts of every deployment: none may reach a client through an upstream's words. */
-const secretsOf = (deployments: ReadonlyArray<Deployment>) => {
-  const keys: Array<string> = []
-  const hosts: Array<string> = []
-  for (const deployment of deployments) {
-    if (deployment.simulated) continue
-    const url = new URL(deployment.url)
-    hosts.push(url.host, url.hostname)
-    switch (deployment.kind) {
-      case "native":
-      case "azure":
-        keys.push(Redacted.value(deployment.apiKey))
-        break
-      case "bedrock":
-        if (deployment.credentials._tag === "Static") keys.push(Redacted.value(deployment.credentials.secretAccessKey), deployment.credentials.accessKeyId)
-        break
-      case "vertex":
-        keys.push(Redacted.value(deployment.serviceAccount.privateKey))
-        break
-    }
-  }
-  return { keys: keys.filter((key) => key !== ""), hosts }
 }

@@ -58,6 +58,8 @@ export interface ErrorAnswer {
 
 export interface UpstreamKind<D extends Deployment = Deployment> {
   readonly kind: D["kind"]
+  /** The deployment's secrets (keys, signing secrets, private keys): never relayed in an upstream's words. */
+  readonly secrets: (deployment: D) => ReadonlyArray<string>
   /**
    * Addresses, encodes and authorizes a call for a deployment. May take time (a token to fetch, credentials
    * from the chain) and fail as an UpstreamFailure (`unreachable` when a token endpoint cannot be reached).

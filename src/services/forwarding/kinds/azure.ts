@@ -131,6 +131,7 @@ const errorAnswer = (status: number, _headers: unknown, body: string): ErrorAnsw
 
 export const azureKind: UpstreamKind<AzureDeployment> = {
   kind: "azure",
+  secrets: (deployment) => [Redacted.value(deployment.apiKey)],
   prepare,
   streamContentType: "text/event-stream",
   streamDecoder: boundedSseDecoder,

@@ -239,6 +239,10 @@ export const makeBedrockKind: Effect.Effect<UpstreamKind<BedrockDeployment>> = E
   const chain = defaultProvider()
   return {
     kind: "bedrock",
+    secrets: (deployment) =>
+      deployment.credentials._tag === "Static"
+        ? [deployment.credentials.accessKeyId, Redacted.value(deployment.credentials.secretAccessKey), ...(deployment.credentials.sessionToken === undefined ? [] : [Redacted.value(deployment.credentials.sessionToken)])]
+        : [],
     prepare: prepareWith(() => chain()),
     streamContentType: eventStreamContentType,
     streamDecoder: bedrockStreamDecoder,

@@ -13,6 +13,19 @@ export type UpstreamKinds = { readonly [K in UpstreamKindName]: UpstreamKind<Ext
 export const kindOf = <D extends Deployment>(kinds: UpstreamKinds, deployment: D): UpstreamKind<D> =>
   kinds[deployment.kind] as unknown as UpstreamKind<D>
 
+/** Every deployment's secrets and hosts: none may reach a client through an upstream's words. */
+export const secretsOf = (kinds: UpstreamKinds, deployments: ReadonlyArray<Deployment>) => {
+  const keys: Array<string> = []
+  const hosts: Array<string> = []
+  for (const deployment of deployments) {
+    if (deployment.simulated) continue
+    const url = new URL(deployment.url)
+    hosts.push(url.host, url.hostname)
+    keys.push(...kindOf(kinds, deployment).secrets(deployment).filter((key) => key !== ""))
+  }
+  return { keys, hosts }
+}
+
 /** Every kind of upstream, made once for the service's life (a kind may keep state: credentials, tokens). */
 export const makeUpstreamKinds: Effect.Effect<UpstreamKinds> = Effect.all({
   native: Effect.succeed(nativeKind),

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
 import type { NativeDeployment } from "../../../domain/deployments"
 import { boundedSseDecoder } from "../../../domain/sse"
 import type { UpstreamKind } from "./UpstreamKind"
@@ -10,6 +10,7 @@ import type { UpstreamKind } from "./UpstreamKind"
  */
 export const nativeKind: UpstreamKind<NativeDeployment> = {
   kind: "native",
+  secrets: (deployment) => [Redacted.value(deployment.apiKey)],
   prepare: (deployment, call) =>
     Effect.succeed({
       url: `${deployment.url}${call.path}`,

@@ -2,7 +2,7 @@
 // publishers/anthropic/models/{model}:rawPredict` (`:streamRawPredict` for streams), the body without `model` and
 // with the cloud's `anthropic_version`, an OAuth2 bearer token of the deployment's service account. Streams are the
 // provider's own SSE events; the cloud's errors are rewritten into the messages format.
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
 import type { VertexDeployment } from "../../../domain/deployments"
 import { boundedSseDecoder } from "../../../domain/sse"
 import { UpstreamFailure } from "../UpstreamClient"
@@ -57,6 +57,7 @@ export const makeVertexKind: Effect.Effect<UpstreamKind<VertexDeployment>> = Eff
 /** The kind over a given token cache (tests count its fetches). */
 export const vertexKindWith = (tokens: TokenCache): UpstreamKind<VertexDeployment> => ({
   kind: "vertex",
+  secrets: (deployment) => [Redacted.value(deployment.serviceAccount.privateKey)],
   prepare: (deployment, call) => {
     const target = addressed(deployment, call)
     if (target === undefined) {
