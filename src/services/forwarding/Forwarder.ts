@@ -496,7 +496,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               ? request.upstreamHeaders ?? noHeaders
               : { ...request.upstreamHeaders, traceparent: formatTraceparent(exchangeSpan) }
             const sentAt = performance.now()
-            let input: Exchange = { ...request, ownKey, sentAt, span: exchangeSpan }
+            let input: Exchange = { ...request, ownKey, sentAt, span: exchangeSpan, deployment: attempts[0]!.deployment }
             admittedAt = { admission, started, input }
             // Deployments are tried in order until one answers with something other than a failure worth another
             // try; only the last attempt's failure reaches the client (nothing has been sent to it yet).
@@ -505,8 +505,11 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               const last = index === attempts.length - 1
               const { deployment } = attempt
               const kind = kindOf(kinds, deployment)
-              input = { ...input, deployment }
-              admittedAt = { admission, started, input }
+              // Copied only when a request fails over (the record names the last deployment tried).
+              if (index > 0) {
+                input = { ...input, deployment }
+                admittedAt = { admission, started, input }
+              }
               const call = upstreamCall(input, attempt, protocolHeaders)
               const sent = yield* Effect.either(Effect.flatMap(kind.prepare(deployment, call), client.send))
               if (Either.isLeft(sent)) {
