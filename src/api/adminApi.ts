@@ -226,7 +226,9 @@ export class AdminApi extends HttpApiGroup.make("admin")
       .annotateContext(doc(
         "Set a workspace's own provider key",
         "Saves the workspace's own key for a provider, replacing any previous one. The key is checked with one cheap call to " +
-          "the provider first (400 `provider_key_rejected` when refused; 502 when the provider cannot be asked) and stored " +
+          "the provider first (400 `provider_key_rejected` when refused; 400 `provider_key_unusable` when no route of the " +
+          "provider has a native deployment, the only kind a workspace's own key goes to; 502 when the provider cannot be " +
+          "asked) and stored " +
           "encrypted under CREDENTIALS_KEY (409 `credentials_key_missing` when the service has none). From then on every " +
           "request of the workspace to that provider goes upstream with this key. The key is never shown again."
       ))

@@ -4,7 +4,7 @@ import type { StorageFailure } from "../platform/StorageFailure"
 import type { ApiKeyNotFound } from "../services/identity/ApiKeys"
 import type { LastAdmin, MemberNotFound } from "../services/people/Members"
 import type { CredentialsKeyMissing } from "../services/providerKeys/ProviderCredentials"
-import type { ProviderKeyRejected, ProviderKeyUncheckable } from "../services/providerKeys/ProviderKeyCheck"
+import type { ProviderKeyRejected, ProviderKeyUncheckable, ProviderKeyUnroutable } from "../services/providerKeys/ProviderKeyCheck"
 import type { InvalidUsageRange } from "../services/usage/4-UsageOverview"
 import type { WorkspaceNotFound } from "../services/workspaces/Workspaces"
 
@@ -17,7 +17,7 @@ export interface ErrorFields {
 }
 
 /** Why a provider key was not saved. */
-export type ProviderKeyRefusal = CredentialsKeyMissing | ProviderKeyRejected | ProviderKeyUncheckable
+export type ProviderKeyRefusal = CredentialsKeyMissing | ProviderKeyRejected | ProviderKeyUnroutable | ProviderKeyUncheckable
 
 /** The service errors the admin API and the console both answer. */
 export type ServiceError =
@@ -43,6 +43,7 @@ export const serviceErrorFields = (error: ServiceError): ErrorFields => {
       return { status: 400, code: "invalid_date_range", message: error.message, field: error.field }
     case "CredentialsKeyMissing":
     case "ProviderKeyRejected":
+    case "ProviderKeyUnroutable":
     case "ProviderKeyUncheckable":
       return providerKeyRefusal(error)
     case "StorageFailure":
@@ -65,6 +66,14 @@ const providerKeyRefusal = (error: ProviderKeyRefusal): ErrorFields => {
         code: "provider_key_rejected",
         message: `${error.provider} refused this key (${error.reason}). It was not saved.`,
         field: "apiKey"
+      }
+    case "ProviderKeyUnroutable":
+      return {
+        status: 400,
+        code: "provider_key_unusable",
+        message: `No route of ${error.provider} has a native deployment (the provider's own API), and a workspace's own key is ` +
+          "sent to native deployments only, never to a cloud's. It was not saved: the operator must add a native deployment " +
+          "of the provider to the routes file first."
       }
     case "ProviderKeyUncheckable":
       return {

@@ -140,7 +140,8 @@ const clamp = (ms: number): number => Math.min(maxRetryAfterMs, Math.max(0, ms))
 
 /**
  * The upstream's retry hints, bounded to 0–600 s: `retry-after` as whole seconds (from seconds or
- * an HTTP date), `retry-after-ms` as milliseconds. A hint that cannot be read is dropped.
+ * an HTTP date), `retry-after-ms` as milliseconds (and as `retry-after` when that is missing). A hint that cannot
+ * be read is dropped.
  */
 export const boundedRetryHints = (
   retryAfter: string | undefined,
@@ -156,7 +157,11 @@ export const boundedRetryHints = (
   if (retryAfterMs !== undefined) {
     const trimmed = retryAfterMs.trim()
     const ms = /^-?\d+(\.\d+)?$/.test(trimmed) ? Number(trimmed) : Number.NaN
-    if (Number.isFinite(ms)) hints["retry-after-ms"] = String(Math.ceil(clamp(ms)))
+    if (Number.isFinite(ms)) {
+      hints["retry-after-ms"] = String(Math.ceil(clamp(ms)))
+      // An upstream that gives only milliseconds (Azure): clients, and the deployment's cooldown, read retry-after.
+      hints["retry-after"] ??= String(Math.ceil(clamp(ms) / 1_000))
+    }
   }
   return hints
 }

@@ -91,6 +91,14 @@ describe("upstream words and numbers as untrusted input", () => {
     expect(boundedRetryHints("soon", "later", 0)).toEqual({})
   })
 
+  it("gives retry-after from retry-after-ms when the upstream sent milliseconds alone (Azure)", () => {
+    expect(boundedRetryHints(undefined, "1500", 0)).toEqual({ "retry-after": "2", "retry-after-ms": "1500" })
+    expect(boundedRetryHints("soon", "4000", 0)).toEqual({ "retry-after": "4", "retry-after-ms": "4000" })
+    expect(boundedRetryHints(undefined, "99999999", 0)).toEqual({ "retry-after": "600", "retry-after-ms": "600000" })
+    // The upstream's own retry-after wins over the one derived.
+    expect(boundedRetryHints("7", "1500", 0)).toEqual({ "retry-after": "7", "retry-after-ms": "1500" })
+  })
+
   it("never tells a client of a workspace to wait more than 600 s (defect 6: retry-after 9999970)", () => {
     expect(retryHeaders(9_999_970_000)).toEqual({ "retry-after": "600", "retry-after-ms": "600000" })
     expect(retryHeaders(1_500)).toEqual({ "retry-after": "2", "retry-after-ms": "1500" })

@@ -540,7 +540,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                   yield* routes.failed(deployment, `answered ${status}`, seconds)
                   if (!last) continue
                 } else {
-                  routes.succeeded(deployment)
+                  yield* routes.succeeded(deployment)
                 }
                 const refusal = upstreamRefusal(input, status, body, admitted(admission, hints), relayedFor(input))
                 if (refusal._tag === "WorkspaceKeyRefused") {
@@ -564,7 +564,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                   unavailable(new UpstreamFailure({ kind: "malformed", detail: unusable }), admitted(admission))
                 )
               }
-              routes.succeeded(deployment)
+              yield* routes.succeeded(deployment)
               const headers = { ...admissionHeaders(input.provider, admission.readings), ...hints }
               return input.stream
                 ? relayStream(input, kind, admission, started, response, headers)

@@ -50,8 +50,11 @@ interface Health {
 export class Routes extends Context.Tag("Routes")<Routes, {
   /** The route of a provider in a region: the one place a region is checked (the provider's record lists them). */
   readonly route: (provider: ProviderDialect, region: string) => Either.Either<Route, RegionNotServed>
-  /** An attempt got an answer it could use (2xx, or a refusal of the request itself). */
-  readonly succeeded: (deployment: Deployment) => void
+  /**
+   * An attempt got an answer it could use (2xx, or a refusal of the request itself); a deployment whose cooldown
+   * had ended is available again (a log line says so).
+   */
+  readonly succeeded: (deployment: Deployment) => Effect.Effect<void>
   /** An attempt failed before the first byte: the deployment cools down for `retryAfterSeconds`, else cooldownSeconds. */
   readonly failed: (deployment: Deployment, error: string, retryAfterSeconds: number | undefined) => Effect.Effect<void>
   readonly states: () => ReadonlyArray<DeploymentState>
@@ -121,13 +124,17 @@ export class Routes extends Context.Tag("Routes")<Routes, {
             const route = routes.get(`${provider.id}/${region}`)
             return route === undefined ? Either.left(new RegionNotServed({ region })) : Either.right(route)
           },
-          succeeded: (deployment) => {
-            const state = healthOf(deployment)
-            state.requests += 1
-            if (state.coolingUntil !== 0 && state.coolingUntil <= Date.now()) {
+          succeeded: (deployment) =>
+            Effect.suspend(() => {
+              const state = healthOf(deployment)
+              state.requests += 1
+              // Only once its cooldown has ended: an answer to a request sent before it cooled says nothing new.
+              if (state.coolingUntil === 0 || state.coolingUntil > Date.now()) return Effect.void
               state.coolingUntil = 0
-            }
-          },
+              return Effect.logInfo("upstream deployment available again").pipe(
+                Effect.annotateLogs({ route: deployment.route, deployment: deployment.name })
+              )
+            }),
           failed: (deployment, error, retryAfterSeconds) =>
             Effect.suspend(() => {
               const state = healthOf(deployment)

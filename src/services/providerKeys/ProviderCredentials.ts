@@ -2,7 +2,7 @@ import { Context, Data, Duration, Effect, Either, Layer, Option, Redacted } from
 import { AppConfig } from "../../config"
 import { credentialContext, type CredentialsKey, lastFour, openCredential, sealCredential } from "../../domain/credentials"
 import { expiringLookup } from "../../platform/expiringLookup"
-import { ProviderKeyCheck, type ProviderKeyRejected, type ProviderKeyUncheckable } from "./ProviderKeyCheck"
+import { ProviderKeyCheck, type ProviderKeyRejected, type ProviderKeyUncheckable, type ProviderKeyUnroutable } from "./ProviderKeyCheck"
 import { type StoredProviderKey, ProviderKeys } from "./ProviderKeys"
 import type { StorageFailure } from "../../platform/StorageFailure"
 
@@ -55,7 +55,7 @@ export class ProviderCredentials extends Context.Tag("ProviderCredentials")<Prov
     readonly provider: string
     readonly apiKey: string
     readonly actor: string
-  }) => Effect.Effect<ProviderKeyView, CredentialsKeyMissing | ProviderKeyRejected | ProviderKeyUncheckable | StorageFailure>
+  }) => Effect.Effect<ProviderKeyView, CredentialsKeyMissing | ProviderKeyRejected | ProviderKeyUnroutable | ProviderKeyUncheckable | StorageFailure>
   readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<ProviderKeyView>, StorageFailure>
   /** The removed key's view, if there was one. */
   readonly remove: (workspaceId: string, provider: string) => Effect.Effect<Option.Option<ProviderKeyView>, StorageFailure>

@@ -13,6 +13,14 @@ export class ProviderKeyRejected extends Data.TaggedError("ProviderKeyRejected")
   readonly reason: string
 }> {}
 
+/**
+ * No route of the provider has a native deployment: a workspace's own key is sent to native deployments only, so
+ * it could never be used (DESIGN "Upstreams: routes and deployments"). Not saved; the operator's routes file decides.
+ */
+export class ProviderKeyUnroutable extends Data.TaggedError("ProviderKeyUnroutable")<{
+  readonly provider: string
+}> {}
+
 /** The provider could not be asked (down, timing out): the key is not saved, and may be tried again. */
 export class ProviderKeyUncheckable extends Data.TaggedError("ProviderKeyUncheckable")<{
   readonly provider: string
@@ -27,7 +35,10 @@ export class ProviderKeyUncheckable extends Data.TaggedError("ProviderKeyUncheck
 const answerBytes = 256 * 1024
 
 export class ProviderKeyCheck extends Context.Tag("ProviderKeyCheck")<ProviderKeyCheck, {
-  readonly check: (provider: string, apiKey: string) => Effect.Effect<void, ProviderKeyRejected | ProviderKeyUncheckable>
+  readonly check: (
+    provider: string,
+    apiKey: string
+  ) => Effect.Effect<void, ProviderKeyRejected | ProviderKeyUnroutable | ProviderKeyUncheckable>
 }>() {
   /**
    * The provider's cheapest authenticated call (its dialect's keyCheck) at the first native deployment of its routes,
@@ -51,10 +62,7 @@ export class ProviderKeyCheck extends Context.Tag("ProviderKeyCheck")<ProviderKe
               .flatMap((region) => Either.match(routes.route(provider, region), { onLeft: () => [], onRight: (route) => route.deployments }))
               .find((deployment): deployment is NativeDeployment => deployment.kind === "native")
             if (native === undefined) {
-              return yield* Effect.fail(new ProviderKeyRejected({
-                provider: providerId,
-                reason: "no route of this provider has a native deployment, and a workspace's own key goes to native deployments only"
-              }))
+              return yield* Effect.fail(new ProviderKeyUnroutable({ provider: providerId }))
             }
             const response = yield* client.send({
               url: `${native.url}${provider.keyCheck.path}`,
