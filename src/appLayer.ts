@@ -130,7 +130,7 @@ export const ConsoleServicesLive = ConsoleAccess.layer
 
 /** The export pipeline over the usage ledger, and the signed downloads of its files. Platform messages are priced from the price table. */
 export const UsageExportsLive = Layer.merge(ExportService.layer, ExportDownloads.layer).pipe(
-  Layer.provide(ExportPriceCatalog.fromPrices.pipe(Layer.provide([Prices.layer, ModelCatalog.layer])))
+  Layer.provide(ExportPriceCatalog.fromPrices.pipe(Layer.provide(Prices.layer), Layer.provide(ModelCatalog.layer)))
 )
 
 /** The API, with BASE_PATH as its documented server so the docs' "try it" calls the right paths. */
