@@ -37,9 +37,20 @@ const catalogEntry = `
  * simulator's chatgen-4o-mini) and chatgen-4o, not the built-in chatgen-4o-mini; the other routes are the app's own
  * simulator, serving the whole catalog.
  */
+/** An embeddings model of the operator's (extend mode only): the embeddings endpoint takes the catalog's models of its family. */
+const ownEmbeddings = "text-embedding-own-small"
+const embeddingsEntry = `
+  - id: ${ownEmbeddings}
+    provider: provider_a
+    family: embeddings
+    contextTokens: 8191
+    tokenizer: cl100k_base
+    pricesPerMillion: { input: 0.02, output: 0 }
+`
+
 const routesFile = (simulator: string, mode: "extend" | "replace") => `
 catalogMode: ${mode}
-catalog:${catalogEntry}
+catalog:${catalogEntry}${mode === "extend" ? embeddingsEntry : ""}
 routes:
   provider_a/eu:
     - name: simulator-eu
@@ -48,7 +59,7 @@ routes:
       auth: { apiKey: { env: SIMULATOR_KEY } }
       models:
         ${ownModel}: chatgen-4o-mini
-${mode === "extend" ? "        chatgen-4o: chatgen-4o\n" : ""}`
+${mode === "extend" ? `        chatgen-4o: chatgen-4o\n        ${ownEmbeddings}: text-embedding-3-small\n` : ""}`
 
 const failureOf = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error)
 const user = (content: string) => [{ role: "user" as const, content }]
@@ -96,7 +107,7 @@ describe("the operator's catalog through the gateway, with the provider client l
   }
 
   it("lists the operator's model on a route that serves it, and only the models a deployment of the route serves", async () => {
-    expect(await listed(chat("extend", "eu"))).toEqual(["chatgen-4o", ownModel])
+    expect(await listed(chat("extend", "eu"))).toEqual(["chatgen-4o", ownModel, ownEmbeddings])
     expect((await chat("extend", "eu").models.retrieve(ownModel)).id).toBe(ownModel)
     // The built-in chatgen-4o-mini is in the catalog, but the eu deployment's map lacks it: neither listed nor served there.
     expect(await failureOf(chat("extend", "eu").models.retrieve("chatgen-4o-mini"))).toBeInstanceOf(ProviderAClient.NotFoundError)
@@ -104,6 +115,14 @@ describe("the operator's catalog through the gateway, with the provider client l
       .toBeInstanceOf(ProviderAClient.NotFoundError)
     // A route whose deployment has no map serves the whole catalog.
     expect(await listed(chat("extend", "us"))).toEqual(expect.arrayContaining(["chatgen-4o-mini", "chatgen-4o", ownModel]))
+  })
+
+  it("takes the operator's embeddings model on the embeddings endpoint, and refuses the built-in one its route does not serve", async () => {
+    const embedding = await chat("extend", "eu").embeddings.create({ model: ownEmbeddings, input: "hello" })
+    expect(embedding.data[0]!.embedding.length).toBeGreaterThan(0)
+    const refused = await failureOf(chat("extend", "eu").embeddings.create({ model: "text-embedding-ada-002", input: "hello" }))
+    expect(refused).toBeInstanceOf(ProviderAClient.NotFoundError)
+    expect((refused as Error).message).toContain(`use ${ownEmbeddings}.`)
   })
 
   it("accepts the operator's model, refuses output beyond its limit naming max_tokens, and records it at its own prices", async () => {
