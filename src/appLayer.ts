@@ -45,6 +45,7 @@ import { RateLimits } from "./services/limits/RateLimits"
 import { Tokenizer } from "./services/forwarding/Tokenizer"
 import { UpstreamClient } from "./services/forwarding/UpstreamClient"
 import { Routes } from "./services/forwarding/Routes"
+import { ModelCatalog } from "./services/forwarding/ModelCatalog"
 import { EndpointForwarding } from "./services/forwarding/EndpointForwarding"
 import { SimulatorAddress, SimulatorServerLive } from "./simulator/server"
 import { SimulatorSettings } from "./simulator/settings"
@@ -119,7 +120,9 @@ export const ForwardingLive = Layer.mergeAll(
   Layer.provide(UpstreamClient.layer),
   Layer.provideMerge(RateLimits.layer),
   // Exposed: the console reads what remains of each limit from the same buckets.
-  Layer.provideMerge(RateLimiter.fromConfig)
+  Layer.provideMerge(RateLimiter.fromConfig),
+  // Exposed: the one catalog (built-in and the routes file's) every part reads models from.
+  Layer.provideMerge(ModelCatalog.layer)
 )
 
 /** Which role the signed-in person has where: the console's access rule over the people store. */
@@ -127,7 +130,7 @@ export const ConsoleServicesLive = ConsoleAccess.layer
 
 /** The export pipeline over the usage ledger, and the signed downloads of its files. Platform messages are priced from the price table. */
 export const UsageExportsLive = Layer.merge(ExportService.layer, ExportDownloads.layer).pipe(
-  Layer.provide(ExportPriceCatalog.fromPrices.pipe(Layer.provide(Prices.layer)))
+  Layer.provide(ExportPriceCatalog.fromPrices.pipe(Layer.provide(Prices.layer), Layer.provide(ModelCatalog.layer)))
 )
 
 /** The API, with BASE_PATH as its documented server so the docs' "try it" calls the right paths. */

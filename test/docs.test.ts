@@ -9,7 +9,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { validateEventBatch } from "../src/api/schemas/events"
 import { EXPORT_KINDS, layoutMarkdown } from "../src/domain/exportLayouts"
-import { catalogModelIds, MODEL_CATALOG } from "../src/domain/models"
+import { builtInCatalog, MODEL_CATALOG } from "../src/domain/models"
 
 const root = path.resolve(import.meta.dirname, "..")
 const docsDir = path.join(root, "docs")
@@ -66,10 +66,10 @@ describe("README and docs/", () => {
         [...m[2]!.matchAll(/`([^`]+)`/g)].map((id) => id[1]!)
       ])
     )
-    expect(rows.get("chat completions")).toEqual(catalogModelIds("provider_a", "chat_completions"))
-    expect(rows.get("embeddings")).toEqual(catalogModelIds("provider_a", "embeddings"))
-    expect(rows.get("messages")).toEqual(catalogModelIds("provider_b", "messages"))
-    expect(rows.get("FIM")).toEqual(catalogModelIds("provider_c", "fim"))
+    expect(rows.get("chat completions")).toEqual(builtInCatalog.ids("provider_a", "chat_completions"))
+    expect(rows.get("embeddings")).toEqual(builtInCatalog.ids("provider_a", "embeddings"))
+    expect(rows.get("messages")).toEqual(builtInCatalog.ids("provider_b", "messages"))
+    expect(rows.get("FIM")).toEqual(builtInCatalog.ids("provider_c", "fim"))
   })
 
   it("README: the first requests use models of the catalog and the service's paths", () => {

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Context, Schema } from "effect"
-import { catalogModelIds, type ModelFamily } from "../domain/models"
+import { builtInCatalog, type ModelFamily } from "../domain/models"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import type { ForwardedEndpoint } from "../providers/forwardedEndpoint"
 import type { ProviderId } from "../domain/providerId"
@@ -63,7 +63,7 @@ const post = <const Name extends string, P extends Provider, Payload, PayloadI, 
   doc: ForwardedDoc<PayloadI>
 ) => {
   const family = modelFamilyOf(endpoint.family)
-  const models = family === undefined ? [] : catalogModelIds(endpoint.provider.id, family)
+  const models = family === undefined ? [] : builtInCatalog.ids(endpoint.provider.id, family)
   const facts = Context.make(Choices, { path: { region: endpoint.provider.regions }, body: { model: models } }).pipe(
     Context.add(RequestExample, doc.example(models[0] ?? "")),
     Context.add(PassesUpstreamRefusals, true),
@@ -97,7 +97,7 @@ const listFamilies = { provider_a: families.chatCompletions, provider_b: familie
 
 /** The catalog's models of a provider, whatever their family: what its list may hold. */
 const providerModelIds = (provider: Provider): ReadonlyArray<string> =>
-  (["chat_completions", "embeddings", "messages", "fim"] as const).flatMap((family) => catalogModelIds(provider.id, family))
+  (["chat_completions", "embeddings", "messages", "fim"] as const).flatMap((family) => builtInCatalog.ids(provider.id, family))
 
 /**
  * GET /<provider>/:region/v1/models: the models the caller's workspace may use, in the provider's list

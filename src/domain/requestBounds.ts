@@ -1,6 +1,6 @@
 // Cheap bounds checked before expensive work (decoding, tokenizing): a request that cannot fit its
 // model's context is refused on a count, not after its every message has been decoded and counted.
-import { findModel, MODEL_CATALOG, type ModelFamily } from "./models"
+import type { Catalog, ModelFamily } from "./models"
 import type { ProviderId } from "./providerId"
 import { TooManyMessages } from "./refusals"
 
@@ -17,19 +17,16 @@ export const minTokensPerMessage = 3
  */
 export const maxTokenBytes = 128
 
-/** The largest context of the catalog: the bound of a model outside it (a workspace's own). */
-const largestContext = Math.max(...MODEL_CATALOG.map((model) => model.contextLength))
-
 /**
  * A refusal naming `messages` when the request holds more messages than its model's context can
  * take at their minimum cost; undefined when the count fits (or there is no message list to count).
  * Reads the raw body, before any decoding: only `model` and the length of `messages`.
  */
-export const tooManyMessages = (provider: ProviderId, family: ModelFamily, body: unknown): TooManyMessages | undefined => {
+export const tooManyMessages = (catalog: Catalog, provider: ProviderId, family: ModelFamily, body: unknown): TooManyMessages | undefined => {
   if (typeof body !== "object" || body === null) return undefined
   const { messages, model } = body as { readonly messages?: unknown; readonly model?: unknown }
   if (!Array.isArray(messages)) return undefined
-  const context = (typeof model === "string" ? findModel(provider, family, model)?.contextLength : undefined) ?? largestContext
+  const context = (typeof model === "string" ? catalog.find(provider, family, model)?.contextLength : undefined) ?? catalog.largestContext
   const least = messages.length * minTokensPerMessage
   if (least <= context) return undefined
   return new TooManyMessages({ counted: "exactly", messages: messages.length, leastTokens: least, contextLength: context })
@@ -67,17 +64,17 @@ const modelValue = /^"model"\s*:\s*"([^"\\]{1,200})"/
  * own among them, wherever it sits), up to eight; the largest context of all when one is unknown or
  * there are more. Never smaller than the context of the model the request asks for.
  */
-const rawContext = (provider: ProviderId, family: ModelFamily, body: Buffer): number => {
+const rawContext = (catalog: Catalog, provider: ProviderId, family: ModelFamily, body: Buffer): number => {
   let context = 0
   let found = 0
   for (let at = body.indexOf(modelKey); at !== -1; at = body.indexOf(modelKey, at + modelKey.length)) {
-    if (++found > 8) return largestContext
+    if (++found > 8) return catalog.largestContext
     const id = modelValue.exec(body.toString("utf8", at, at + 260))?.[1]
-    const known = id === undefined ? undefined : findModel(provider, family, id)?.contextLength
-    if (known === undefined) return largestContext
+    const known = id === undefined ? undefined : catalog.find(provider, family, id)?.contextLength
+    if (known === undefined) return catalog.largestContext
     context = Math.max(context, known)
   }
-  return found === 0 ? largestContext : context
+  return found === 0 ? catalog.largestContext : context
 }
 
 /**
@@ -87,8 +84,8 @@ const rawContext = (provider: ProviderId, family: ModelFamily, body: Buffer): nu
  * which would take tens of thousands of them to matter). The context is the model's as far as the
  * raw body tells it (rawContext); the exact check follows parsing.
  */
-export const tooManyRawMessages = (provider: ProviderId, family: ModelFamily, body: Buffer): TooManyMessages | undefined => {
-  const context = rawContext(provider, family, body)
+export const tooManyRawMessages = (catalog: Catalog, provider: ProviderId, family: ModelFamily, body: Buffer): TooManyMessages | undefined => {
+  const context = rawContext(catalog, provider, family, body)
   const most = Math.floor(context / minTokensPerMessage)
   let count = 0
   for (let at = body.indexOf(roleKey); at !== -1 && count <= most; at = body.indexOf(roleKey, at + roleKey.length)) count += 1

@@ -12,6 +12,7 @@ import { ConsoleAccess, type WorkspaceAccess } from "../services/people/ConsoleA
 import { ExportService, type ExportFailure } from "../services/exports/ExportService/index"
 import { Members } from "../services/people/Members"
 import { RateLimits } from "../services/limits/RateLimits"
+import { ModelCatalog } from "../services/forwarding/ModelCatalog"
 import { Routes } from "../services/forwarding/Routes"
 import { UsageOverview } from "../services/usage/4-UsageOverview"
 import { workspaceModels, WorkspaceLimits } from "../services/limits/WorkspaceLimits"
@@ -56,6 +57,7 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
     const rateLimits = yield* RateLimits
     const credentials = yield* ProviderCredentials
     const routes = yield* Routes
+    const catalog = yield* ModelCatalog
 
     /** The caller's access to the workspace, refused with 403 when `needed` is admin and the role is member. */
     const allowed = (workspaceId: string, needed: MemberRole) =>
@@ -121,7 +123,7 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
           createdAt: workspace.createdAt.toISOString()
         }))))
       .handle("models", ({ path }) =>
-        consoleErrors(Effect.map(allowed(path.id, "member"), ({ workspace }) => ({ data: workspaceModels(workspace) }))))
+        consoleErrors(Effect.map(allowed(path.id, "member"), ({ workspace }) => ({ data: workspaceModels(catalog, workspace) }))))
       .handle("listApiKeys", ({ path }) =>
         consoleErrors(Effect.gen(function*() {
           const { actor, role } = yield* allowed(path.id, "member")

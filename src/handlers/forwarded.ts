@@ -8,6 +8,8 @@ import { onePassDecoding } from "../domain/onePassDecoding"
 import type { Principal } from "../domain/principal"
 import { InvalidRequest, type Refusal, wasAdmitted } from "../domain/refusals"
 import type { LimitFamily } from "../domain/workspaceSettings"
+import type { Catalog } from "../domain/models"
+import { ModelCatalog } from "../services/forwarding/ModelCatalog"
 import { RateLimits } from "../services/limits/RateLimits"
 import { maxJsonDepth, tooDeepPath } from "../domain/jsonDepth"
 import { largeBodyBytes } from "../domain/requestBounds"
@@ -289,16 +291,23 @@ export const served = <const Name extends string, P extends Provider, Payload, P
   endpoint: ForwardedEndpoint<Name, P, Payload, PayloadI, Success, SuccessI>,
   serve: Serve<Payload>,
   rateLimits: RateLimits["Type"],
-  largeBodies: LargeBodies["Type"]
+  largeBodies: LargeBodies["Type"],
+  catalog: Catalog
 ): Served<Name, P, Payload, PayloadI, Success, SuccessI> => {
   // Made once: the same values and errors as the declared payload, without its second pass (src/domain/onePassDecoding.ts).
   const decodePayload = payloadDecoder(onePassDecoding(endpoint.payload))
+  // The declaration's bounds over the gateway's catalog (an operator's model has its own context), bound once.
+  const { bound, scan } = endpoint
+  const bounds = {
+    bound: bound === undefined ? undefined : (body: unknown) => bound(body, catalog),
+    scan: scan === undefined ? undefined : (body: Buffer) => scan(body, catalog)
+  }
   return {
     endpoint,
     serve,
     serveRequest: (principal, region, request, requestId, maxBodyBytes) =>
       withForwardedBody(
-        endpoint,
+        bounds,
         request,
         { maxBodyBytes, largeBodies },
         principal.workspace.id,
@@ -319,10 +328,11 @@ export const forwardedServices = Effect.gen(function*() {
   const { serve } = yield* EndpointForwarding
   const rateLimits = yield* RateLimits
   const largeBodies = yield* LargeBodies
+  const catalog = yield* ModelCatalog
   const each = <const Name extends string, P extends Provider, Payload, PayloadI, Success, SuccessI>(
     endpoint: ForwardedEndpoint<Name, P, Payload, PayloadI, Success, SuccessI>,
     check: EndpointCheck<Payload>
-  ) => served(endpoint, serve(endpoint, check), rateLimits, largeBodies)
+  ) => served(endpoint, serve(endpoint, check), rateLimits, largeBodies, catalog)
   return {
     chatCompletions: each(chatCompletions, (yield* ChatCompletions).check),
     embeddings: each(embeddings, (yield* Embeddings).check),

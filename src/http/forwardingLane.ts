@@ -3,7 +3,7 @@ import type * as http from "node:http"
 import { type Problem, wireError } from "../api/errors/errorFormat"
 import { isJsonOrUndeclared, tooLarge } from "../api/requestProblems"
 import { AppConfig } from "../config"
-import { InvalidRequest, type Refusal } from "../domain/refusals"
+import { InvalidRequest } from "../domain/refusals"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import { forwardedServices, type ServeRequest, writeStream } from "../handlers/forwarded"
 import type { Provider } from "../providers/provider"
@@ -23,8 +23,6 @@ interface LaneRoute {
     readonly provider: Provider
     readonly path: string
     readonly family: LimitFamily
-    readonly bound?: ((body: unknown) => Refusal | undefined) | undefined
-    readonly scan?: ((body: Buffer) => Refusal | undefined) | undefined
     readonly passedHeaders: ReadonlyArray<string>
   }
   readonly serveRequest: ServeRequest

@@ -1,5 +1,6 @@
 import type { Schema } from "effect"
 import type { UpstreamOperation } from "../domain/deployments"
+import type { Catalog } from "../domain/models"
 import type { Refusal } from "../domain/refusals"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import type { Provider } from "./provider"
@@ -31,10 +32,10 @@ export interface ForwardedEndpoint<Name extends string, P extends Provider, Payl
   readonly family: LimitFamily
   /** Its name in the usage ledger; none for an endpoint that is not a completion (a token count), which is not recorded there. */
   readonly record?: EndpointRecord
-  /** A refusal found on the raw body before it is decoded (cheap: counts, not contents). */
-  readonly bound?: (body: unknown) => Refusal | undefined
+  /** A refusal found on the raw body before it is decoded (cheap: counts, not contents), its model read in the gateway's catalog. */
+  readonly bound?: (body: unknown, catalog: Catalog) => Refusal | undefined
   /** The same, on the raw bytes of a large body, before it is parsed. */
-  readonly scan?: (body: Buffer) => Refusal | undefined
+  readonly scan?: (body: Buffer, catalog: Catalog) => Refusal | undefined
   /** Caller headers the service passes on (never the key). */
   readonly passedHeaders: ReadonlyArray<string>
 }

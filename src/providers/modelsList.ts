@@ -1,42 +1,23 @@
 import { Either } from "effect"
-import { type WorkspaceModel, workspaceModel, workspaceModels } from "../domain/models"
-import type { Principal } from "../domain/principal"
-import { ModelNotFound, RegionNotServed } from "../domain/refusals"
+import type { WorkspaceModel } from "../domain/models"
+import { ModelNotFound } from "../domain/refusals"
 import type { Provider } from "./provider"
-
-/** Whether the provider is served in a region (the forwarded endpoints' rule, Upstreams.resolve). */
-const serves = (provider: Provider, region: string): boolean => (provider.regions as ReadonlyArray<string>).includes(region)
 
 /** Where a provider's models list is served for a region (under BASE_PATH): what an unknown model's refusal points to. */
 export const modelsListPath = (basePath: string, provider: Provider, region: string): string =>
   `${basePath}/${provider.id}/${encodeURIComponent(region)}/v1/models`
 
 /**
- * The models list of a provider for the caller's workspace, served by the service itself (nothing is asked
- * upstream): the models its forwarded endpoints accept for that workspace (domain/models.ts, workspaceModels).
+ * One model of a models list (the models the route serves that the caller's workspace may use: nothing is asked
+ * upstream), else a 404 naming the list.
  */
-export const listedModels = (
-  provider: Provider,
-  region: string,
-  principal: Principal
-): Either.Either<ReadonlyArray<WorkspaceModel>, RegionNotServed> =>
-  serves(provider, region)
-    ? Either.right(workspaceModels(provider.id, principal.workspace.settings.byokModels))
-    : Either.left(new RegionNotServed({ region }))
-
-/** One model of the list, or why not (an unknown region, a model the workspace may not use). */
 export const listedModel = (
-  provider: Provider,
-  region: string,
-  principal: Principal,
+  models: ReadonlyArray<WorkspaceModel>,
   id: string,
-  basePath: string
-): Either.Either<WorkspaceModel, RegionNotServed | ModelNotFound> => {
-  if (!serves(provider, region)) return Either.left(new RegionNotServed({ region }))
-  const model = workspaceModel(provider.id, id, principal.workspace.settings.byokModels)
-  return model === undefined
-    ? Either.left(new ModelNotFound({ model: id, modelsPath: modelsListPath(basePath, provider, region) }))
-    : Either.right(model)
+  listPath: string
+): Either.Either<WorkspaceModel, ModelNotFound> => {
+  const model = models.find((candidate) => candidate.id === id)
+  return model === undefined ? Either.left(new ModelNotFound({ model: id, modelsPath: listPath })) : Either.right(model)
 }
 
 /** The catalog's date for a model whose id does not carry one: when a model was added here is not recorded. */

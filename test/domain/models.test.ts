@@ -2,10 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import {
   acceptsModel,
   type ByokModels,
-  catalogModelIds,
+  builtInCatalog as builtIn,
+  catalogOf,
   DEFAULT_FIM_MODEL,
   exceededOutputLimit,
-  findModel,
   isKnownModel,
   isReasoningModel,
   MODEL_CATALOG,
@@ -43,10 +43,10 @@ const SPEC_MESSAGES_MODELS = [
 
 describe("model catalog", () => {
   it("lists exactly the spec's models per endpoint", () => {
-    expect(catalogModelIds("provider_a", "chat_completions")).toEqual(SPEC_CHAT_MODELS)
-    expect(catalogModelIds("provider_a", "embeddings")).toEqual(["text-embedding-ada-002"])
-    expect(catalogModelIds("provider_b", "messages")).toEqual(SPEC_MESSAGES_MODELS)
-    expect(catalogModelIds("provider_c", "fim")).toEqual([DEFAULT_FIM_MODEL])
+    expect(builtIn.ids("provider_a", "chat_completions")).toEqual(SPEC_CHAT_MODELS)
+    expect(builtIn.ids("provider_a", "embeddings")).toEqual(["text-embedding-ada-002"])
+    expect(builtIn.ids("provider_b", "messages")).toEqual(SPEC_MESSAGES_MODELS)
+    expect(builtIn.ids("provider_c", "fim")).toEqual([DEFAULT_FIM_MODEL])
     expect(MODEL_CATALOG).toHaveLength(SPEC_CHAT_MODELS.length + 1 + SPEC_MESSAGES_MODELS.length + 1)
   })
 
@@ -62,72 +62,72 @@ describe("model catalog", () => {
 
   it("gives codemodel-2501 the spec's context length", () => {
     expect(DEFAULT_FIM_MODEL).toBe("codemodel-2501")
-    expect(findModel("provider_c", "fim", "codemodel-2501")?.contextLength).toBe(256_000)
+    expect(builtIn.find("provider_c", "fim", "codemodel-2501")?.contextLength).toBe(256_000)
   })
 
   it("hints a tiktoken encoding for provider_a and an estimate otherwise", () => {
-    expect(tokenizerFor("provider_a", "chat_completions", "chatgen-4o")).toBe("o200k_base")
-    expect(tokenizerFor("provider_a", "chat_completions", "o1-mini")).toBe("o200k_base")
-    expect(tokenizerFor("provider_a", "embeddings", "text-embedding-ada-002")).toBe("cl100k_base")
-    expect(tokenizerFor("provider_b", "messages", "assistantmodel-sonnet-4-20250514")).toBe("estimate")
-    expect(tokenizerFor("provider_c", "fim", "codemodel-2501")).toBe("estimate")
-    expect(tokenizerFor("provider_a", "chat_completions", "own-model")).toBe("estimate")
+    expect(tokenizerFor(builtIn, "provider_a", "chat_completions", "chatgen-4o")).toBe("o200k_base")
+    expect(tokenizerFor(builtIn, "provider_a", "chat_completions", "o1-mini")).toBe("o200k_base")
+    expect(tokenizerFor(builtIn, "provider_a", "embeddings", "text-embedding-ada-002")).toBe("cl100k_base")
+    expect(tokenizerFor(builtIn, "provider_b", "messages", "assistantmodel-sonnet-4-20250514")).toBe("estimate")
+    expect(tokenizerFor(builtIn, "provider_c", "fim", "codemodel-2501")).toBe("estimate")
+    expect(tokenizerFor(builtIn, "provider_a", "chat_completions", "own-model")).toBe("estimate")
   })
 })
 
 describe("isKnownModel", () => {
   it.each(SPEC_CHAT_MODELS)("knows chat model %s", (model) => {
-    expect(isKnownModel("provider_a", "chat_completions", model)).toBe(true)
+    expect(isKnownModel(builtIn, "provider_a", "chat_completions", model)).toBe(true)
   })
 
   it("ties a model to its provider and endpoint", () => {
-    expect(isKnownModel("provider_a", "embeddings", "text-embedding-ada-002")).toBe(true)
-    expect(isKnownModel("provider_a", "chat_completions", "text-embedding-ada-002")).toBe(false)
-    expect(isKnownModel("provider_a", "embeddings", "chatgen-4o")).toBe(false)
-    expect(isKnownModel("provider_b", "messages", "chatgen-4o")).toBe(false)
-    expect(isKnownModel("provider_c", "fim", "codemodel-2405")).toBe(false)
-    expect(isKnownModel("provider_a", "chat_completions", "CHATGEN-4O")).toBe(false)
+    expect(isKnownModel(builtIn, "provider_a", "embeddings", "text-embedding-ada-002")).toBe(true)
+    expect(isKnownModel(builtIn, "provider_a", "chat_completions", "text-embedding-ada-002")).toBe(false)
+    expect(isKnownModel(builtIn, "provider_a", "embeddings", "chatgen-4o")).toBe(false)
+    expect(isKnownModel(builtIn, "provider_b", "messages", "chatgen-4o")).toBe(false)
+    expect(isKnownModel(builtIn, "provider_c", "fim", "codemodel-2405")).toBe(false)
+    expect(isKnownModel(builtIn, "provider_a", "chat_completions", "CHATGEN-4O")).toBe(false)
   })
 
   it("uses a workspace's own model list for that provider only", () => {
     const byok = { provider_b: ["assistantmodel-own-1"] }
-    expect(isKnownModel("provider_b", "messages", "assistantmodel-own-1", byok)).toBe(true)
-    expect(isKnownModel("provider_b", "messages", "assistantmodel-sonnet-4-20250514", byok)).toBe(false)
-    expect(isKnownModel("provider_a", "chat_completions", "chatgen-4o", byok)).toBe(true)
-    expect(isKnownModel("provider_a", "chat_completions", "chatgen-4o", {})).toBe(true)
+    expect(isKnownModel(builtIn, "provider_b", "messages", "assistantmodel-own-1", byok)).toBe(true)
+    expect(isKnownModel(builtIn, "provider_b", "messages", "assistantmodel-sonnet-4-20250514", byok)).toBe(false)
+    expect(isKnownModel(builtIn, "provider_a", "chat_completions", "chatgen-4o", byok)).toBe(true)
+    expect(isKnownModel(builtIn, "provider_a", "chat_completions", "chatgen-4o", {})).toBe(true)
   })
 })
 
 describe("exceededOutputLimit", () => {
   it("names the first output field above the model's limit, and leaves models outside the catalog alone", () => {
-    expect(exceededOutputLimit("provider_a", "chat_completions", "chatgen-4o", { max_tokens: 16_384 })).toBeUndefined()
-    expect(exceededOutputLimit("provider_a", "chat_completions", "chatgen-4o", { max_tokens: undefined })).toBeUndefined()
-    expect(exceededOutputLimit("provider_a", "chat_completions", "chatgen-4o", { max_completion_tokens: 10, max_tokens: 16_385 }))
+    expect(exceededOutputLimit(builtIn.find("provider_a", "chat_completions", "chatgen-4o"), { max_tokens: 16_384 })).toBeUndefined()
+    expect(exceededOutputLimit(builtIn.find("provider_a", "chat_completions", "chatgen-4o"), { max_tokens: undefined })).toBeUndefined()
+    expect(exceededOutputLimit(builtIn.find("provider_a", "chat_completions", "chatgen-4o"), { max_completion_tokens: 10, max_tokens: 16_385 }))
       .toEqual({ field: "max_tokens", requested: 16_385, limit: 16_384 })
-    expect(exceededOutputLimit("provider_b", "messages", "assistantmodel-3-5-sonnet-20240620", { max_tokens: 9_000 }))
+    expect(exceededOutputLimit(builtIn.find("provider_b", "messages", "assistantmodel-3-5-sonnet-20240620"), { max_tokens: 9_000 }))
       .toEqual({ field: "max_tokens", requested: 9_000, limit: 8_192 })
-    expect(exceededOutputLimit("provider_a", "chat_completions", "own-model", { max_tokens: 10_000_000 })).toBeUndefined()
+    expect(exceededOutputLimit(builtIn.find("provider_a", "chat_completions", "own-model"), { max_tokens: 10_000_000 })).toBeUndefined()
   })
 })
 
 describe("isReasoningModel", () => {
   it("marks the models whose provider takes max_completion_tokens instead of max_tokens", () => {
     const reasoning = ["o1", "o1-mini", "o1-preview", "o3", "o3-mini", "o4-mini", "chatgen-5", "chatgen-5-mini", "chatgen-5-nano"]
-    expect(SPEC_CHAT_MODELS.filter(isReasoningModel)).toEqual(expect.arrayContaining(reasoning))
-    expect(SPEC_CHAT_MODELS.filter(isReasoningModel)).toHaveLength(reasoning.length)
-    expect(isReasoningModel("chatgen-5-chat")).toBe(false)
-    expect(isReasoningModel("own-model")).toBe(false)
+    expect(SPEC_CHAT_MODELS.filter((id) => isReasoningModel(builtIn, id))).toEqual(expect.arrayContaining(reasoning))
+    expect(SPEC_CHAT_MODELS.filter((id) => isReasoningModel(builtIn, id))).toHaveLength(reasoning.length)
+    expect(isReasoningModel(builtIn, "chatgen-5-chat")).toBe(false)
+    expect(isReasoningModel(builtIn, "own-model")).toBe(false)
   })
 })
 
 describe("the models a workspace may use (its models lists)", () => {
-  const ids = (provider: ProviderId, byok?: ByokModels) => workspaceModels(provider, byok).map((model) => model.id)
+  const ids = (provider: ProviderId, byok?: ByokModels) => workspaceModels(builtIn, provider, byok).map((model) => model.id)
 
   it("without lists of its own: the catalog of each provider, every endpoint's models, in catalog order", () => {
     expect(ids("provider_a")).toEqual([...SPEC_CHAT_MODELS, "text-embedding-ada-002"])
     expect(ids("provider_b")).toEqual(SPEC_MESSAGES_MODELS)
     expect(ids("provider_c")).toEqual([DEFAULT_FIM_MODEL])
-    expect(workspaceModel("provider_b", SPEC_MESSAGES_MODELS[0]!)?.info).toEqual(findModel("provider_b", "messages", SPEC_MESSAGES_MODELS[0]!))
+    expect(workspaceModel(builtIn, "provider_b", SPEC_MESSAGES_MODELS[0]!)?.info).toEqual(builtIn.find("provider_b", "messages", SPEC_MESSAGES_MODELS[0]!))
   })
 
   it("with its own list for a provider: that list, plus the models of endpoints that serve their catalog model only", () => {
@@ -135,8 +135,8 @@ describe("the models a workspace may use (its models lists)", () => {
     expect(ids("provider_a", byok)).toEqual(["chatgen-4o", "own-model", "text-embedding-ada-002"])
     expect(ids("provider_b", byok)).toEqual([])
     expect(ids("provider_c", byok)).toEqual([DEFAULT_FIM_MODEL])
-    expect(workspaceModel("provider_a", "own-model", byok)).toEqual({ id: "own-model", info: undefined })
-    expect(workspaceModel("provider_a", "chatgen-4o-mini", byok)).toBeUndefined()
+    expect(workspaceModel(builtIn, "provider_a", "own-model", byok)).toEqual({ id: "own-model", info: undefined, ownKey: true })
+    expect(workspaceModel(builtIn, "provider_a", "chatgen-4o-mini", byok)).toBeUndefined()
   })
 
   it("lists exactly the models some endpoint of the provider accepts, with and without lists of its own", () => {
@@ -157,7 +157,7 @@ describe("the models a workspace may use (its models lists)", () => {
       for (const provider of ["provider_a", "provider_b", "provider_c"] as const) {
         const listed = new Set(ids(provider, byok))
         for (const model of candidates) {
-          const accepted = families[provider].some((family) => acceptsModel(provider, family, model, byok))
+          const accepted = families[provider].some((family) => acceptsModel(builtIn, provider, family, model, byok))
           expect({ provider, model, byok, listed: listed.has(model) }).toEqual({ provider, model, byok, listed: accepted })
         }
       }
@@ -166,11 +166,32 @@ describe("the models a workspace may use (its models lists)", () => {
 
   it("acceptsModel is isKnownModel where the workspace's list counts, the catalog where it does not", () => {
     const byok: ByokModels = { provider_a: ["own-a"], provider_c: ["own-c"] }
-    expect(acceptsModel("provider_a", "chat_completions", "own-a", byok)).toBe(isKnownModel("provider_a", "chat_completions", "own-a", byok))
-    expect(acceptsModel("provider_a", "chat_completions", "chatgen-4o", byok)).toBe(false)
-    expect(acceptsModel("provider_a", "embeddings", "text-embedding-ada-002", byok)).toBe(true)
-    expect(acceptsModel("provider_a", "embeddings", "own-a", byok)).toBe(false)
-    expect(acceptsModel("provider_c", "fim", "own-c", byok)).toBe(false)
-    expect(acceptsModel("provider_c", "fim", DEFAULT_FIM_MODEL, byok)).toBe(true)
+    expect(acceptsModel(builtIn, "provider_a", "chat_completions", "own-a", byok)).toBe(isKnownModel(builtIn, "provider_a", "chat_completions", "own-a", byok))
+    expect(acceptsModel(builtIn, "provider_a", "chat_completions", "chatgen-4o", byok)).toBe(false)
+    expect(acceptsModel(builtIn, "provider_a", "embeddings", "text-embedding-ada-002", byok)).toBe(true)
+    expect(acceptsModel(builtIn, "provider_a", "embeddings", "own-a", byok)).toBe(false)
+    expect(acceptsModel(builtIn, "provider_c", "fim", "own-c", byok)).toBe(false)
+    expect(acceptsModel(builtIn, "provider_c", "fim", DEFAULT_FIM_MODEL, byok)).toBe(true)
+  })
+})
+
+describe("a catalog over other entries (the routes file's merged in)", () => {
+  const own = { ...builtIn.find("provider_a", "chat_completions", "chatgen-4o-mini")!, id: "chatgen-4o-mini-2024-07-18", maxOutputTokens: 1_000 }
+  const catalog = catalogOf([own])
+
+  it("finds its own entries only, by provider, endpoint and id", () => {
+    expect(catalog.find("provider_a", "chat_completions", own.id)).toEqual(own)
+    expect(catalog.find("provider_a", "embeddings", own.id)).toBeUndefined()
+    expect(catalog.find("provider_a", "chat_completions", "chatgen-4o")).toBeUndefined()
+    expect(catalog.ids("provider_a", "chat_completions")).toEqual([own.id])
+    expect(catalog.ids("provider_b", "messages")).toEqual([])
+    expect(workspaceModels(catalog, "provider_b")).toEqual([])
+  })
+
+  it("reads limits from the entry given, and never bounds a model outside it below the built-in list's largest context", () => {
+    expect(exceededOutputLimit(catalog.find("provider_a", "chat_completions", own.id), { max_tokens: 1_001 }))
+      .toEqual({ field: "max_tokens", requested: 1_001, limit: 1_000 })
+    expect(catalog.largestContext).toBe(builtIn.largestContext)
+    expect(builtIn.largestContext).toBe(Math.max(...MODEL_CATALOG.map((info) => info.contextLength)))
   })
 })

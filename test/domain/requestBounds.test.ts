@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { MODEL_CATALOG } from "../../src/domain/models"
+import { builtInCatalog, MODEL_CATALOG } from "../../src/domain/models"
 import type { ModelFamily } from "../../src/domain/models"
 import type { ProviderId } from "../../src/domain/providerId"
 import { cannotFit, maxTokenBytes, sliceChars, sliceEnd, textSlices, tooManyMessages, tooManyRawMessages } from "../../src/domain/requestBounds"
@@ -8,11 +8,11 @@ import { problemOf } from "../../src/providers/render"
 
 /** The refusals as provider_a answers them. */
 const messageCountProblem = (provider: ProviderId, family: ModelFamily, body: unknown) => {
-  const refusal = tooManyMessages(provider, family, body)
+  const refusal = tooManyMessages(builtInCatalog, provider, family, body)
   return refusal === undefined ? undefined : problemOf(providerA, refusal)
 }
 const rawMessageCountProblem = (provider: ProviderId, family: ModelFamily, body: Buffer) => {
-  const refusal = tooManyRawMessages(provider, family, body)
+  const refusal = tooManyRawMessages(builtInCatalog, provider, family, body)
   return refusal === undefined ? undefined : problemOf(providerA, refusal)
 }
 

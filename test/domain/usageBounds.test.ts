@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { findModel } from "../../src/domain/models"
+import { builtInCatalog } from "../../src/domain/models"
 import {
   boundCost,
   boundCount,
@@ -50,13 +50,13 @@ describe("usage bounds", () => {
 })
 
 describe("usage bounded by what the request could consume", () => {
-  const chatgen4o = findModel("provider_a", "chat_completions", "chatgen-4o")
+  const chatgen4o = builtInCatalog.find("provider_a", "chat_completions", "chatgen-4o")
 
   it("takes the model's context for input and the request's maximum output, else the model's limit", () => {
     expect(usageCeiling(chatgen4o, 16)).toEqual({ inputTokens: 128_000, outputTokens: 16 })
     expect(usageCeiling(chatgen4o, undefined)).toEqual({ inputTokens: 128_000, outputTokens: 16_384 })
     // FIM's model has no output limit of its own: input and output share its context.
-    expect(usageCeiling(findModel("provider_c", "fim", "codemodel-2501"), undefined)).toEqual({ inputTokens: 256_000, outputTokens: 256_000 })
+    expect(usageCeiling(builtInCatalog.find("provider_c", "fim", "codemodel-2501"), undefined)).toEqual({ inputTokens: 256_000, outputTokens: 256_000 })
     expect(usageCeiling(undefined, undefined)).toEqual({ inputTokens: unknownModelCeiling, outputTokens: unknownModelCeiling })
   })
 

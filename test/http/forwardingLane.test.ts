@@ -14,6 +14,8 @@ import type { StreamSink } from "../../src/services/forwarding/Forwarder"
 import { CountTokens } from "../../src/services/endpoints/CountTokens"
 import { Messages } from "../../src/services/endpoints/Messages"
 import { LargeBodies } from "../../src/services/forwarding/LargeBodies"
+import { ModelCatalog } from "../../src/services/forwarding/ModelCatalog"
+import { MODEL_CATALOG } from "../../src/domain/models"
 import { EndpointForwarding } from "../../src/services/forwarding/EndpointForwarding"
 import { RateLimits } from "../../src/services/limits/RateLimits"
 import { Metrics } from "../../src/platform/Metrics"
@@ -47,6 +49,7 @@ const laneLayerWith = (env: Record<string, string>) => ForwardingLane.layer.pipe
   Layer.provide(Layer.succeed(CountTokens, unused)),
   Layer.provide(Layer.succeed(FimCompletions, unused)),
   Layer.provide(LargeBodies.layer),
+  Layer.provide(ModelCatalog.fixed(MODEL_CATALOG)),
   Layer.provide(Metrics.none),
   Layer.provide(Layer.succeed(RateLimits, { admit: () => Effect.succeed({ readings: undefined, settle: () => Effect.void }) })),
   Layer.provide(AppConfig.layer),

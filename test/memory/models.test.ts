@@ -2,15 +2,15 @@ import ProviderBClient from "@anthropic-ai/sdk"
 import { Mistral as ProviderCClient } from "@mistralai/mistralai"
 import ProviderAClient from "openai"
 import { beforeAll, describe, expect, it } from "vitest"
-import { catalogModelIds, DEFAULT_FIM_MODEL } from "../../src/domain/models"
+import { builtInCatalog, DEFAULT_FIM_MODEL } from "../../src/domain/models"
 import { useApp, call, createKey, createWorkspace } from "../support/app"
 
 const failureOf = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error)
 const user = (content: string) => [{ role: "user" as const, content }]
 
-const chatModels = catalogModelIds("provider_a", "chat_completions")
-const embeddingModels = catalogModelIds("provider_a", "embeddings")
-const messagesModels = catalogModelIds("provider_b", "messages")
+const chatModels = builtInCatalog.ids("provider_a", "chat_completions")
+const embeddingModels = builtInCatalog.ids("provider_a", "embeddings")
+const messagesModels = builtInCatalog.ids("provider_b", "messages")
 
 /** A workspace's own model lists (it brings its own keys): one catalog model and one the catalog does not know. */
 const byokModels = {

@@ -16,8 +16,8 @@ export const chatCompletions = forwardedEndpoint({
   operation: "chat_completions",
   family: "chat_completions",
   record: "chat_completions",
-  bound: (body) => tooManyMessages("provider_a", "chat_completions", body),
-  scan: (body) => tooManyRawMessages("provider_a", "chat_completions", body),
+  bound: (body, catalog) => tooManyMessages(catalog, "provider_a", "chat_completions", body),
+  scan: (body, catalog) => tooManyRawMessages(catalog, "provider_a", "chat_completions", body),
   passedHeaders: []
 })
 

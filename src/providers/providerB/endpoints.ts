@@ -16,8 +16,8 @@ export const messages = forwardedEndpoint({
   operation: "messages",
   family: "messages",
   record: "messages",
-  bound: (body) => tooManyMessages("provider_b", "messages", body),
-  scan: (body) => tooManyRawMessages("provider_b", "messages", body),
+  bound: (body, catalog) => tooManyMessages(catalog, "provider_b", "messages", body),
+  scan: (body, catalog) => tooManyRawMessages(catalog, "provider_b", "messages", body),
   passedHeaders: ["anthropic-beta"]
 })
 
@@ -33,7 +33,7 @@ export const countTokens = forwardedEndpoint({
   operation: "count_tokens",
   family: "messages",
   // No `record`: a count is not a completion, so it leaves no row in the usage ledger.
-  bound: (body) => tooManyMessages("provider_b", "messages", body),
-  scan: (body) => tooManyRawMessages("provider_b", "messages", body),
+  bound: (body, catalog) => tooManyMessages(catalog, "provider_b", "messages", body),
+  scan: (body, catalog) => tooManyRawMessages(catalog, "provider_b", "messages", body),
   passedHeaders: ["anthropic-beta"]
 })

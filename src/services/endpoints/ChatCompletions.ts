@@ -1,6 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import type { ChatCompletionRequest } from "../../providers/providerA/chatCompletionsWire"
-import { exceededOutputLimit, findModel, isReasoningModel, type ModelInfo } from "../../domain/models"
+import { exceededOutputLimit, type ModelInfo } from "../../domain/models"
 import { usageCeiling } from "../../domain/usageBounds"
 import { defaultOutputReservation } from "../../domain/rateLimits"
 import { AppConfig } from "../../config"
@@ -10,6 +10,7 @@ import { cannotFit, tooManyMessages } from "../../domain/requestBounds"
 import type { SseEvent } from "../../domain/sse"
 import { providerA } from "../../providers/providerA/dialect"
 import { countTextParts } from "../forwarding/tokenCounting"
+import { ModelCatalog } from "../forwarding/ModelCatalog"
 import { Tokenizer } from "../forwarding/Tokenizer"
 import type { EndpointCall, EndpointCheck } from "./endpointCall"
 import { servedOnRoute } from "./servedOnRoute"
@@ -22,13 +23,14 @@ import { servedOnRoute } from "./servedOnRoute"
  */
 const unsupported = ["n", "service_tier", "parallel_tool_calls", "stream_options"] as const
 
-export const upstreamChatBody = (request: ChatCompletionRequest): Record<string, unknown> => {
+/** The request as it goes upstream; `model` is its catalog entry (none for a workspace's own model). */
+export const upstreamChatBody = (request: ChatCompletionRequest, model: ModelInfo | undefined): Record<string, unknown> => {
   const body: Record<string, unknown> = { ...request }
   for (const field of unsupported) delete body[field]
   if (request.stream === true) body.stream_options = { include_usage: true }
   // The spec accepts max_tokens for every model, but the provider refuses it for reasoning models
   // and asks for max_completion_tokens (which wins when both are given, as it does here).
-  if (request.max_tokens !== undefined && isReasoningModel(request.model)) {
+  if (request.max_tokens !== undefined && model?.reasoning === true) {
     delete body.max_tokens
     body.max_completion_tokens = request.max_completion_tokens ?? request.max_tokens
   }
@@ -100,6 +102,7 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
     ChatCompletions,
     Effect.gen(function*() {
       const tokenizer = yield* Tokenizer
+      const catalog = yield* ModelCatalog
       const { basePath } = yield* AppConfig
       /**
        * Prompt tokens with the model family's real encoding (models outside the catalog are estimated), or the
@@ -126,21 +129,22 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
           if (!servedOnRoute(route, principal, "provider_a", "chat_completions", request.model)) {
             return Effect.fail(new ModelNotFound({ model: request.model, modelsPath: modelsListPath(basePath, providerA, region) }))
           }
+          // The gateway's catalog entry (an operator's own included); none for a workspace's own model.
+          const model = catalog.find("provider_a", "chat_completions", request.model)
           // A 400 naming the field, as the provider answers; as a reservation it would be a misleading 429.
-          const over = exceededOutputLimit("provider_a", "chat_completions", request.model, {
+          const over = exceededOutputLimit(model, {
             max_completion_tokens: request.max_completion_tokens,
             max_tokens: request.max_tokens
           })
           if (over !== undefined) return Effect.fail(new OutputLimitExceeded({ ...over, model: request.model }))
           // Also checked by the forwarding lane on the raw body, before decoding: same answer either way.
-          const crowded = tooManyMessages("provider_a", "chat_completions", request)
+          const crowded = tooManyMessages(catalog, "provider_a", "chat_completions", request)
           if (crowded !== undefined) return Effect.fail(crowded)
           const stream = request.stream === true
-          const model = findModel("provider_a", "chat_completions", request.model)
           return Effect.map(countPrompt(request, model), (promptTokens): EndpointCall => ({
             model: request.model,
             reservedTokens: promptTokens + outputReservation(request),
-            body: upstreamChatBody(request),
+            body: upstreamChatBody(request, model),
             stream,
             estimatedInputTokens: promptTokens,
             // max_completion_tokens bounds the reasoning tokens too, which the usage counts as output.

@@ -2,6 +2,7 @@ import { Context, Effect, Either, Layer } from "effect"
 import { AppConfig } from "../../config"
 import { tooManyMessages } from "../../domain/requestBounds"
 import type { CountTokensRequest } from "../../providers/providerB/messagesWire"
+import { ModelCatalog } from "../forwarding/ModelCatalog"
 import type { EndpointCheck } from "./endpointCall"
 import { checkedMessagesCall } from "./messagesCall"
 
@@ -15,14 +16,14 @@ export class CountTokens extends Context.Tag("CountTokens")<CountTokens, {
 }>() {
   static readonly layer = Layer.effect(
     CountTokens,
-    Effect.map(AppConfig, ({ basePath, upstreamMessagesVersion }) => {
+    Effect.map(Effect.all([AppConfig, ModelCatalog]), ([{ basePath, upstreamMessagesVersion }, catalog]) => {
       const context = { basePath, versionHeader: { "anthropic-version": upstreamMessagesVersion } }
       return {
         check: (checked) => {
           const request = checked.payload
           const upstreamHeaders = checkedMessagesCall(context, checked, request.model)
           if (Either.isLeft(upstreamHeaders)) return Effect.fail(upstreamHeaders.left)
-          const crowded = tooManyMessages("provider_b", "messages", request)
+          const crowded = tooManyMessages(catalog, "provider_b", "messages", request)
           if (crowded !== undefined) return Effect.fail(crowded)
           return Effect.succeed({
             model: request.model,

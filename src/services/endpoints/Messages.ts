@@ -1,12 +1,13 @@
 import { Context, Effect, Either, Layer } from "effect"
 import type { MessagesRequest } from "../../providers/providerB/messagesWire"
 import { AppConfig } from "../../config"
-import { exceededOutputLimit, findModel } from "../../domain/models"
+import { exceededOutputLimit } from "../../domain/models"
 import { jsonLength } from "../../domain/jsonLength"
 import { isRecord } from "../../providers/protocol"
 import { OutputLimitExceeded, PromptTooLong } from "../../domain/refusals"
 import { cannotFit, tooManyMessages } from "../../domain/requestBounds"
 import { usageCeiling } from "../../domain/usageBounds"
+import { ModelCatalog } from "../forwarding/ModelCatalog"
 import { checkedMessagesCall } from "./messagesCall"
 import type { EndpointCheck } from "./endpointCall"
 
@@ -50,21 +51,23 @@ export class Messages extends Context.Tag("Messages")<Messages, {
     Messages,
     Effect.gen(function*() {
       const { basePath, upstreamMessagesVersion } = yield* AppConfig
+      const catalog = yield* ModelCatalog
       const context = { basePath, versionHeader: { "anthropic-version": upstreamMessagesVersion } }
       return {
         check: (checked) => {
           const request = checked.payload
           const upstreamHeaders = checkedMessagesCall(context, checked, request.model)
           if (Either.isLeft(upstreamHeaders)) return Effect.fail(upstreamHeaders.left)
+          // The gateway's catalog entry (an operator's own included); none for a workspace's own model.
+          const model = catalog.find("provider_b", "messages", request.model)
           // Refused here, not by the rate limits: a reservation beyond what the model can write would be a 429.
-          const over = exceededOutputLimit("provider_b", "messages", request.model, { max_tokens: request.max_tokens })
+          const over = exceededOutputLimit(model, { max_tokens: request.max_tokens })
           if (over !== undefined) return Effect.fail(new OutputLimitExceeded({ ...over, model: request.model }))
           // Also checked by the forwarding lane on the raw body, before decoding: same answer either way.
-          const crowded = tooManyMessages("provider_b", "messages", request)
+          const crowded = tooManyMessages(catalog, "provider_b", "messages", request)
           if (crowded !== undefined) return Effect.fail(crowded)
           const input = inputOf(request)
           // Text too long for any count to fit the model's context: refused on its length (the estimate is no bound).
-          const model = findModel("provider_b", "messages", request.model)
           const contextLength = model?.contextLength
           if (contextLength !== undefined && cannotFit(input.chars, contextLength)) {
             return Effect.fail(new PromptTooLong({ field: "messages", found: "length", amount: input.chars, contextLength }))

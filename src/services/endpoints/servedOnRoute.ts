@@ -1,6 +1,7 @@
-import type { ModelFamily } from "../../domain/models"
+import type { ModelFamily, WorkspaceModel } from "../../domain/models"
 import type { Principal } from "../../domain/principal"
 import type { ProviderId } from "../../domain/providerId"
+import type { ModelCatalog } from "../forwarding/ModelCatalog"
 import type { Route } from "../forwarding/Routes"
 
 /**
@@ -13,3 +14,10 @@ export const servedOnRoute = (route: Route, principal: Principal, provider: Prov
   // The route knows the merged catalog (the built-in one and the routes file's) and which deployment serves what.
   return ownModels !== undefined ? ownModels.includes(model) && route.serves(model, true) : route.serves(model, false) && route.catalogEntry(model)?.family === family
 }
+
+/**
+ * The models a workspace may call on a route, what its models list shows: those the catalog (or its own list)
+ * gives it that a deployment of the route serves — the rule of servedOnRoute and of the catalog-only endpoints.
+ */
+export const modelsOnRoute = (route: Route, catalog: ModelCatalog["Type"], principal: Principal, provider: ProviderId): ReadonlyArray<WorkspaceModel> =>
+  catalog.workspaceModels(provider, principal.workspace.settings.byokModels).filter((model) => route.serves(model.id, model.ownKey))

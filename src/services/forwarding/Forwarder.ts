@@ -1,7 +1,6 @@
 import { Effect, Context, Either, Exit, FiberRef, Layer, Option, Redacted, type Tracer } from "effect"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../../config"
-import { findModel } from "../../domain/models"
 import { answerableStatus, type Problem } from "../../domain/problem"
 import {
   type Admitted,
@@ -36,6 +35,7 @@ import { type ApiRequestRecord, UsageRecorder } from "../usage/1-UsageRecorder"
 import type { Deployment, UpstreamOperation } from "../../domain/deployments"
 import { failsOver } from "../../domain/attemptOrder"
 import { type Attempt, type Route, Routes } from "./Routes"
+import { ModelCatalog } from "./ModelCatalog"
 import { kindOf, makeUpstreamKinds, secretsOf } from "./kinds"
 import type { UpstreamCall, UpstreamKind } from "./kinds/UpstreamKind"
 
@@ -221,6 +221,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       const config = yield* AppConfig
       const { upstreamLimits } = config
       const routes = yield* Routes
+      const catalog = yield* ModelCatalog
       const kinds = yield* makeUpstreamKinds
       const span = spansWhen(config)
       const tracing = Option.isSome(config.tracing)
@@ -264,7 +265,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         const tokens = boundUsage(result, input.usageCeiling)
         const cost = boundedCost(prices.cost(input.model, tokens.value))
         const clamped = [...tokens.clamped, ...cost.clamped]
-        const model = input.family === "usage_export" ? undefined : findModel(input.provider.id, input.family, input.model)
+        const model = input.family === "usage_export" ? undefined : catalog.find(input.provider.id, input.family, input.model)
         metrics.usage({
           family: input.family,
           provider: input.provider.id,

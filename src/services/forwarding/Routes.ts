@@ -3,10 +3,10 @@ import { AppConfig } from "../../config"
 import { attemptOrder } from "../../domain/attemptOrder"
 import { type Deployment, type NativeDeployment, type RouteId, routeId, upstreamModelOf } from "../../domain/deployments"
 import type { ModelInfo } from "../../domain/models"
-import { catalogModels } from "../../domain/routesFile"
 import type { ProviderId } from "../../domain/providerId"
 import { RegionNotServed } from "../../domain/refusals"
 import { providers } from "../../providers/provider"
+import { ModelCatalog } from "./ModelCatalog"
 import type { ProviderDialect } from "../../providers/providerDialect"
 
 /** One try of a request: the deployment and the model's id there. */
@@ -72,7 +72,7 @@ export class Routes extends Context.Tag("Routes")<Routes, {
       Effect.gen(function*() {
         const config = yield* AppConfig
         const setting = config.routes
-        const catalog = catalogModels(setting.catalog)
+        const catalog = yield* ModelCatalog
         const served = providers.flatMap((provider) => provider.regions.map((region) => routeId(provider.id, region)))
         const unset = served.filter((id) => !setting.routes.has(id))
         const simulatorUrl = unset.length === 0 ? undefined : yield* startSimulator
@@ -95,7 +95,7 @@ export class Routes extends Context.Tag("Routes")<Routes, {
         const makeRoute = (provider: ProviderDialect, region: string): Route => {
           const id = routeId(provider.id as ProviderId, region)
           const deployments = deploymentsOf(id)
-          const entries = new Map(catalog.filter((model) => model.provider === provider.id).map((model) => [model.id, model] as const))
+          const entries = new Map(catalog.models.filter((model) => model.provider === provider.id).map((model) => [model.id, model] as const))
           const ids = new Set(entries.keys())
           const native = deployments.filter((deployment) => deployment.kind === "native")
           /** The model's id on a deployment; a workspace's own models go as they are to native deployments without a map. */

@@ -1,8 +1,9 @@
 import { Context, Effect, Layer } from "effect"
-import { MODEL_CATALOG } from "../../domain/models"
+import type { Catalog } from "../../domain/models"
 import type { ProviderId } from "../../domain/providerId"
 import { familiesWithModelLimits, familyDefaults, modelDefaults } from "../../domain/rateLimits"
 import type { LimitFamily } from "../../domain/workspaceSettings"
+import { ModelCatalog } from "../forwarding/ModelCatalog"
 import { RateLimiter } from "./RateLimiter"
 import { bucketsOf } from "./RateLimits"
 import type { Workspace } from "../../domain/workspace"
@@ -32,7 +33,7 @@ export class WorkspaceLimits extends Context.Tag("WorkspaceLimits")<WorkspaceLim
 }>() {
   static readonly layer = Layer.effect(
     WorkspaceLimits,
-    Effect.map(RateLimiter, (limiter) => ({
+    Effect.map(Effect.all([RateLimiter, ModelCatalog]), ([limiter, catalog]) => ({
       readings: (workspace) => {
         const principal = { keyId: "", scopes: [], workspace }
         const overrides = workspace.settings.rateLimits
@@ -40,7 +41,7 @@ export class WorkspaceLimits extends Context.Tag("WorkspaceLimits")<WorkspaceLim
         const modelOf = (family: LimitFamily) =>
           familiesWithModelLimits.has(family)
             ? [...new Set([...Object.keys(modelDefaults), ...Object.keys(overrides.models ?? {})])]
-              .filter((model) => MODEL_CATALOG.some((info) => info.id === model && info.family === (family === "fim" ? "fim" : family)))
+              .filter((model) => catalog.models.some((info) => info.id === model && info.family === family))
             : []
         const requests = families.flatMap((family) => [
           { family, model: undefined },
@@ -68,16 +69,16 @@ export class WorkspaceLimits extends Context.Tag("WorkspaceLimits")<WorkspaceLim
   )
 }
 
-/** The models a workspace may use, per provider: its own list where it brings keys, else the catalog. */
-export const workspaceModels = (workspace: Workspace): ReadonlyArray<ModelEntry> =>
-  MODEL_CATALOG.flatMap((info): Array<ModelEntry> => {
+/** The models a workspace may use, per provider: its own list where it brings keys, else the gateway's catalog. */
+export const workspaceModels = (catalog: Catalog, workspace: Workspace): ReadonlyArray<ModelEntry> =>
+  catalog.models.flatMap((info): Array<ModelEntry> => {
     const own = workspace.settings.byokModels[info.provider]
     return own === undefined ? [{ provider: info.provider, family: info.family, id: info.id }] : []
   }).concat(
     (Object.entries(workspace.settings.byokModels) as Array<[ProviderId, ReadonlyArray<string> | undefined]>).flatMap(([provider, models]) =>
       (models ?? []).map((id): ModelEntry => ({
         provider,
-        family: MODEL_CATALOG.find((info) => info.provider === provider && info.id === id)?.family ?? "byok",
+        family: catalog.models.find((info) => info.provider === provider && info.id === id)?.family ?? "byok",
         id
       }))
     )

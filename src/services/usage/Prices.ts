@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../../config"
-import { catalogModels } from "../../domain/routesFile"
 import { costOf, type PriceTable, type TokenUsage } from "../../domain/prices"
+import { ModelCatalog } from "../forwarding/ModelCatalog"
 
 /**
  * The price table of PRICE_TABLE_FILE, read and checked with the configuration (see config.ts), with the prices of
@@ -20,7 +20,8 @@ export class Prices extends Context.Tag("Prices")<Prices, {
         ...priceTable,
         models: { ...priceTable.models, ...Object.fromEntries(routes.catalog.models.map(({ info, pricesPerMillion }) => [info.id, pricesPerMillion])) }
       }
-      const unpriced = catalogModels(routes.catalog).map((model) => model.id).filter((id) => table.models[id] === undefined)
+      const catalog = yield* ModelCatalog
+      const unpriced = catalog.models.map((model) => model.id).filter((id) => table.models[id] === undefined)
       if (unpriced.length > 0) {
         yield* Effect.logWarning("models without a price cost 0").pipe(Effect.annotateLogs({ models: unpriced }))
       }

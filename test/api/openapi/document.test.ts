@@ -17,7 +17,7 @@ import { componentName, errorFormatsByComponent } from "../../../src/api/openapi
 import { families } from "../../../src/api/openapi/families"
 import { UsageExportRequest } from "../../../src/api/schemas/usageExport"
 import { resolveDateRange } from "../../../src/domain/datePoint"
-import { catalogModelIds, isKnownModel, type ModelFamily } from "../../../src/domain/models"
+import { builtInCatalog, isKnownModel, type ModelFamily } from "../../../src/domain/models"
 import type { ProviderId } from "../../../src/domain/providerId"
 import { providerAErrorSchema } from "../../../src/providers/providerA/error"
 import { chatCompletions, embeddings } from "../../../src/providers/providerA/endpoints"
@@ -171,7 +171,7 @@ describe("the OpenAPI document", () => {
         const body = at(spec, "components", "schemas", String(at(op, "requestBody", "content", "application/json", "schema", "$ref")).slice(ref("").length))
         const model = at(body, "properties", "model") as Json
         const documented = Array.isArray(model.anyOf) ? (model.anyOf as ReadonlyArray<Json>).find((m) => m.type === "string")?.enum : model.enum
-        const catalog = catalogModelIds(endpoint.provider.id, modelFamily(endpoint.family))
+        const catalog = builtInCatalog.ids(endpoint.provider.id, modelFamily(endpoint.family))
         expect(catalog.length, endpoint.name).toBeGreaterThan(0)
         expect(documented, endpoint.name).toEqual(catalog)
       }
@@ -190,7 +190,7 @@ describe("the OpenAPI document", () => {
     it("give examples with a model of the family's catalog, the first region", () => {
       for (const endpoint of forwarded) {
         const example = at(operation("post", `/${endpoint.provider.id}/{region}${endpoint.path}`), "requestBody", "content", "application/json", "example")
-        expect(isKnownModel(endpoint.provider.id, modelFamily(endpoint.family), String(at(example, "model"))), endpoint.name).toBe(true)
+        expect(isKnownModel(builtInCatalog, endpoint.provider.id, modelFamily(endpoint.family), String(at(example, "model"))), endpoint.name).toBe(true)
       }
     })
   })

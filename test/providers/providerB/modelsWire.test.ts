@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest"
 import type { WorkspaceModel } from "../../../src/domain/models"
 import { modelPageOf } from "../../../src/providers/providerB/modelsWire"
 
-const models: ReadonlyArray<WorkspaceModel> = ["m1", "m2", "m3", "m4", "m5"].map((id) => ({ id, info: undefined }))
+const models: ReadonlyArray<WorkspaceModel> = ["m1", "m2", "m3", "m4", "m5"].map((id) => ({ id, info: undefined, ownKey: false }))
 
 const page = (query: Parameters<typeof modelPageOf>[1]) => {
   const result = modelPageOf(models, query)

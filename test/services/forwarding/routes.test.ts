@@ -3,6 +3,8 @@ import { ConfigProvider, Effect, Either, Layer, Logger, Redacted } from "effect"
 import { AppConfig } from "../../../src/config"
 import type { NativeDeployment, RoutesSetting } from "../../../src/domain/deployments"
 import { providers } from "../../../src/providers/provider"
+import { MODEL_CATALOG } from "../../../src/domain/models"
+import { ModelCatalog } from "../../../src/services/forwarding/ModelCatalog"
 import { Routes } from "../../../src/services/forwarding/Routes"
 
 /**
@@ -40,6 +42,7 @@ interface Line {
 
 const routesWith = (lines: Array<Line>) =>
   Routes.layer(Effect.succeed("http://127.0.0.1:9")).pipe(
+    Layer.provide(ModelCatalog.fixed(MODEL_CATALOG)),
     Layer.provide(
       AppConfig.layerWith({ routes: setting, upstreamMaxAttempts: 3 }).pipe(
         Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))

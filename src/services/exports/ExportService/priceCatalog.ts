@@ -1,6 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { CatalogPrice } from "../../usage/3-UsageLedger/exportQueries"
-import { MODEL_CATALOG } from "../../../domain/models"
+import type { Catalog } from "../../../domain/models"
+import { ModelCatalog } from "../../forwarding/ModelCatalog"
 import { Prices } from "../../usage/Prices"
 
 /**
@@ -12,10 +13,13 @@ export class ExportPriceCatalog extends Context.Tag("ExportPriceCatalog")<Export
 }>() {
   static readonly empty = Layer.succeed(ExportPriceCatalog, { prices: [] })
   static readonly fixed = (prices: ReadonlyArray<CatalogPrice>) => Layer.succeed(ExportPriceCatalog, { prices })
-  /** The price table of PRICE_TABLE_FILE, the one forwarded requests are charged with. */
+  /**
+   * The price table of PRICE_TABLE_FILE with the routes file's catalog prices over it (Prices), the one forwarded
+   * requests are charged with; providers from the gateway's catalog.
+   */
   static readonly fromPrices = Layer.effect(
     ExportPriceCatalog,
-    Effect.map(Prices, ({ table }) => ({ prices: catalogFromPriceTable(table.models) }))
+    Effect.map(Effect.all([Prices, ModelCatalog]), ([{ table }, catalog]) => ({ prices: catalogFromPriceTable(catalog, table.models) }))
   )
 }
 
@@ -24,11 +28,12 @@ export class ExportPriceCatalog extends Context.Tag("ExportPriceCatalog")<Export
  * provider of each model comes from the model catalog, models it does not know get an empty provider.
  */
 export const catalogFromPriceTable = (
+  catalog: Catalog,
   models: Readonly<Record<string, { readonly input: number; readonly output: number }>>
 ): ReadonlyArray<CatalogPrice> =>
   Object.entries(models).map(([model, price]) => ({
     model,
-    provider: MODEL_CATALOG.find((info) => info.id === model)?.provider ?? "",
+    provider: catalog.models.find((info) => info.id === model)?.provider ?? "",
     inputUsdPerMillion: price.input,
     outputUsdPerMillion: price.output
   }))
