@@ -71,6 +71,7 @@ export class WebhookSender extends Context.Tag("WebhookSender")<WebhookSender, {
         if (options.allowPrivate) return Effect.succeed(checked.url.href)
         // A name that cannot be resolved now is kept (it is checked again at every delivery); one that points inside is refused.
         return target(checked.url).pipe(
+          Effect.timeoutFail({ duration: options.timeout, onTimeout: () => "no answer from the resolver" }),
           Effect.catchAll((reason) =>
             reason.endsWith(": refused") ? Effect.fail(new WebhookTargetRefused({ reason: `url: ${reason}` })) : Effect.void
           ),
