@@ -52,17 +52,23 @@ export class WebhookSender extends Context.Tag("WebhookSender")<WebhookSender, {
   readonly send: (request: WebhookRequest) => Effect.Effect<number, WebhookNotDelivered>
 }>() {
   static readonly make = (options: SenderOptions) => {
-    /** The address to connect to: the host itself when it is one, else the first its name resolves to; each checked. */
-    const target = (url: URL): Effect.Effect<string, string> => {
+    /**
+     * The address to connect to: the host itself when it is one, else the first its name resolves to; each
+     * checked. `inside`: an address was refused (not a resolver's failure).
+     */
+    const target = (url: URL): Effect.Effect<string, { readonly inside: boolean; readonly reason: string }> => {
       const host = hostOf(url)
       const addresses = isIP(host) !== 0 ? Effect.succeed([host]) : options.resolve(host)
-      return Effect.flatMap(addresses, (found) => {
-        if (found.length === 0) return Effect.fail(`${host} resolves to no address`)
-        const refused = options.allowPrivate ? undefined : found.find((address) => !isPublicAddress(address))
-        return refused === undefined
-          ? Effect.succeed(found[0]!)
-          : Effect.fail(`${host} resolves to a private, loopback or link-local address (${refused}): refused`)
-      })
+      return addresses.pipe(
+        Effect.mapError((reason) => ({ inside: false, reason })),
+        Effect.flatMap((found) => {
+          if (found.length === 0) return Effect.fail({ inside: false, reason: `${host} resolves to no address` })
+          const refused = options.allowPrivate ? undefined : found.find((address) => !isPublicAddress(address))
+          return refused === undefined
+            ? Effect.succeed(found[0]!)
+            : Effect.fail({ inside: true, reason: `${host} resolves to a private, loopback or link-local address (${refused}): refused` })
+        })
+      )
     }
     return WebhookSender.of({
       checkTarget: (raw) => {
@@ -71,9 +77,9 @@ export class WebhookSender extends Context.Tag("WebhookSender")<WebhookSender, {
         if (options.allowPrivate) return Effect.succeed(checked.url.href)
         // A name that cannot be resolved now is kept (it is checked again at every delivery); one that points inside is refused.
         return target(checked.url).pipe(
-          Effect.timeoutFail({ duration: options.timeout, onTimeout: () => "no answer from the resolver" }),
-          Effect.catchAll((reason) =>
-            reason.endsWith(": refused") ? Effect.fail(new WebhookTargetRefused({ reason: `url: ${reason}` })) : Effect.void
+          Effect.timeoutFail({ duration: options.timeout, onTimeout: () => ({ inside: false, reason: "no answer from the resolver" }) }),
+          Effect.catchAll((problem) =>
+            problem.inside ? Effect.fail(new WebhookTargetRefused({ reason: `url: ${problem.reason}` })) : Effect.void
           ),
           Effect.as(checked.url.href)
         )
@@ -83,7 +89,7 @@ export class WebhookSender extends Context.Tag("WebhookSender")<WebhookSender, {
         if (!checked.ok) return Effect.fail(new WebhookNotDelivered({ responseStatus: null, reason: checked.problem }))
         const url = checked.url
         return target(url).pipe(
-          Effect.mapError((reason) => new WebhookNotDelivered({ responseStatus: null, reason })),
+          Effect.mapError(({ reason }) => new WebhookNotDelivered({ responseStatus: null, reason })),
           Effect.flatMap((address) => post(url, address, request)),
           Effect.timeoutFail({
             duration: options.timeout,

@@ -48,9 +48,8 @@ export class Webhooks extends Context.Tag("Webhooks")<Webhooks, {
           Effect.gen(function*() {
             yield* workspaces.get(workspaceId)
             const url = yield* sender.checkTarget(request.url)
-            const events = request.events === undefined || request.events.length === 0
-              ? webhookEventTypes
-              : webhookEventTypes.filter((type) => request.events!.includes(type))
+            const wanted = request.events ?? []
+            const events = wanted.length === 0 ? webhookEventTypes : webhookEventTypes.filter((type) => wanted.includes(type))
             return yield* store.create({ workspaceId, url, events, secret: generateWebhookSecret() })
           }),
         list: (workspaceId) => Effect.zipRight(workspaces.get(workspaceId), store.list(workspaceId)),
