@@ -68,6 +68,10 @@ import { Workspaces } from "./services/workspaces/Workspaces"
 import { ProviderCredentials } from "./services/providerKeys/ProviderCredentials"
 import { ProviderKeyCheck } from "./services/providerKeys/ProviderKeyCheck"
 import { ProviderKeys } from "./services/providerKeys/ProviderKeys"
+import { WebhookDeliveryLive } from "./services/webhooks/WebhookDelivery"
+import { Webhooks } from "./services/webhooks/Webhooks"
+import { WebhookSender } from "./services/webhooks/WebhookSender"
+import { WebhookStore } from "./services/webhooks/WebhookStore/index"
 
 /**
  * Everything the service keeps: the stores over PostgreSQL, export files (EXPORT_STORAGE), the usage journal
@@ -84,6 +88,7 @@ export const StoresLive = Layer.mergeAll(
   UsageLedger.layer,
   Readiness.layer,
   ProviderKeys.layer,
+  WebhookStore.layer,
   ExportStorage.fromConfig,
   UsageJournal.layer
 ).pipe(
@@ -124,6 +129,9 @@ export const ForwardingLive = Layer.mergeAll(
   // Exposed: the one catalog (built-in and the routes file's) every part reads models from.
   Layer.provideMerge(ModelCatalog.layer)
 )
+
+/** A workspace's webhooks (exposed: the handlers and the budgets' announcements) and their background sender. */
+export const WebhooksLive = Layer.merge(Webhooks.layer, WebhookDeliveryLive).pipe(Layer.provide(WebhookSender.layer))
 
 /** Which role the signed-in person has where: the console's access rule over the people store. */
 export const ConsoleServicesLive = ConsoleAccess.layer
@@ -169,6 +177,7 @@ export const appWith = <E, R, ROut, E2, R2>(lane: Layer.Layer<ForwardingLane, E,
     Layer.provide(ForwardingLive),
     Layer.provide(UsageExportsLive),
     Layer.provide(ConsoleServicesLive),
+    Layer.provideMerge(WebhooksLive),
     Layer.provideMerge(AuthService.layer),
     // One throttle of failed credentials, shared by the lane and the HttpApi app (in Redis with RATE_LIMIT_STORE=redis).
     Layer.provideMerge(CredentialThrottle.fromConfig),

@@ -47,6 +47,8 @@ export interface AppConfigShape {
   readonly embeddedPostgresPort: Option.Option<number>
   /** USAGE_JOURNAL_REQUIRED: billable requests are refused (503) while their usage record cannot be journaled. */
   readonly usageJournalRequired: boolean
+  /** WEBHOOKS_ALLOW_PRIVATE_ADDRESSES: webhooks may point at loopback and private addresses, and use plain http. */
+  readonly webhooksAllowPrivateAddresses: boolean
   readonly adminToken: Option.Option<Redacted.Redacted>
   readonly logLevel: LogLevel.LogLevel
   /** json: one JSON object a line (for collectors); pretty: one readable line an entry (for terminals). */
@@ -388,6 +390,7 @@ const settings: Config.Config<Omit<AppConfigShape, "routes">> = Config.all({
   ),
   embeddedPostgresPort: Config.option(Config.port("EMBEDDED_POSTGRES_PORT")),
   usageJournalRequired: Config.boolean("USAGE_JOURNAL_REQUIRED").pipe(Config.withDefault(false)),
+  webhooksAllowPrivateAddresses: Config.boolean("WEBHOOKS_ALLOW_PRIVATE_ADDRESSES").pipe(Config.withDefault(false)),
   adminToken: Config.option(
     Config.string("ADMIN_TOKEN").pipe(
       Config.validate({ message: "Expected at least 16 characters", validation: (token) => token.length >= 16 }),

@@ -13,6 +13,7 @@ import { AdminAuth } from "./security"
 import { AuditPageView, ChangeMember, InvitedMember, InviteMember, MemberView, PasswordResetLinkView, PasswordResetRequest } from "./schemas/members"
 import { ProviderKeyView, RotationResultView, SetProviderKey } from "./schemas/providerKeys"
 import { UpstreamsView } from "./schemas/upstreams"
+import { CreatedWebhook, CreateWebhook, WebhookDeliveries, WebhookView } from "./schemas/webhooks"
 import { StrictUsageExportRequest, UsageExportDataType, UsageExportResult } from "./schemas/usageExport"
 
 const Name = Schema.String.pipe(
@@ -52,6 +53,7 @@ const workspaceId = HttpApiSchema.param("id", Schema.String)
 const keyId = HttpApiSchema.param("keyId", Schema.String)
 const memberId = HttpApiSchema.param("memberId", Schema.String)
 const provider = HttpApiSchema.param("provider", ProviderIdSchema)
+const webhookId = HttpApiSchema.param("webhookId", Schema.String)
 const PageParams = {
   limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 200))),
   cursor: Schema.optional(Schema.String)
@@ -283,6 +285,44 @@ export class AdminApi extends HttpApiGroup.make("admin")
         "Read a workspace's audit log",
         "Changes to the workspace (by the operator, in the console, through the admin API), newest first; `action` filters, " +
           "`limit` 1–200 (50) and `cursor` page."
+      ))
+  )
+  .add(
+    HttpApiEndpoint.post("createWebhook")`/admin/workspaces/${workspaceId}/webhooks`
+      .setPayload(CreateWebhook)
+      .addSuccess(CreatedWebhook, { status: 201 })
+      .addError(refusedBody)
+      .addError(notFound)
+      .annotateContext(doc(
+        "Add a webhook",
+        "The workspace's events (`budget.threshold_reached`) are POSTed to the URL, signed per the Standard Webhooks " +
+          "specification with the secret in this answer (shown only here), and retried with backoff for more than a day. " +
+          "The URL must be `https` and must not point at a loopback, private or link-local address (400 `invalid_webhook_url`, " +
+          "field `url`), unless the service runs with WEBHOOKS_ALLOW_PRIVATE_ADDRESSES=true. Audited as `webhook.created`."
+      ))
+      .annotate(RequestExample, { url: "https://hooks.example.com/workspace-api", events: ["budget.threshold_reached"] })
+  )
+  .add(
+    HttpApiEndpoint.get("listWebhooks")`/admin/workspaces/${workspaceId}/webhooks`
+      .addSuccess(Schema.Struct({ data: Schema.Array(WebhookView) }))
+      .addError(notFound)
+      .annotateContext(doc("List webhooks", "The workspace's webhooks, oldest first; never their secrets."))
+  )
+  .add(
+    HttpApiEndpoint.del("removeWebhook")`/admin/workspaces/${workspaceId}/webhooks/${webhookId}`
+      .addSuccess(WebhookView)
+      .addError(notFound)
+      .annotateContext(doc("Remove a webhook", "Nothing more is sent to it, pending retries included. Audited as `webhook.removed`."))
+  )
+  .add(
+    HttpApiEndpoint.get("webhookDeliveries")`/admin/workspaces/${workspaceId}/webhooks/${webhookId}/deliveries`
+      .addSuccess(WebhookDeliveries)
+      .addError(notFound)
+      .annotateContext(doc(
+        "List a webhook's deliveries",
+        "Every attempt with its outcome (`delivered`, `failed` with another attempt to come, `abandoned` when none will), " +
+          "the receiver's status and the error, and each delivery still to be tried (`pending`, `at` when it is due): " +
+          "newest first, at most 100."
       ))
   )
   .add(

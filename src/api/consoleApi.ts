@@ -14,6 +14,7 @@ import { AuditPageView, ChangeMember, InvitedMember, InviteMember, MemberView } 
 import { StrictUsageExportRequest, UsageExportDataType, UsageExportResult } from "./schemas/usageExport"
 import { SetProviderKey } from "./schemas/providerKeys"
 import { UpstreamsView } from "./schemas/upstreams"
+import { CreatedWebhook, CreateWebhook, WebhookDeliveries, WebhookView } from "./schemas/webhooks"
 
 /** The console's session cookie. */
 export const sessionCookie = "wsapi_session"
@@ -176,6 +177,7 @@ const workspaceId = HttpApiSchema.param("id", Schema.String)
 const keyId = HttpApiSchema.param("keyId", Schema.String)
 const memberId = HttpApiSchema.param("memberId", Schema.String)
 const provider = HttpApiSchema.param("provider", ProviderIdSchema)
+const webhookId = HttpApiSchema.param("webhookId", Schema.String)
 const token = HttpApiSchema.param("token", Schema.String)
 const dataType = HttpApiSchema.param("dataType", UsageExportDataType)
 const PageParams = {
@@ -446,6 +448,33 @@ export class ConsoleApi extends HttpApiGroup.make("console")
       // 400: a provider the service does not know.
       .addError(consoleErrors(400))
       .annotateContext(doc("Remove a provider key", "Admins only: the workspace's requests go with the service's key again."))
+  )
+  .add(
+    HttpApiEndpoint.get("webhooks")`/console/api/workspaces/${workspaceId}/webhooks`
+      .addSuccess(Schema.Struct({ data: Schema.Array(WebhookView) }))
+      .annotateContext(doc("List webhooks", "Admins only: the workspace's webhooks, never their secrets."))
+  )
+  .add(
+    HttpApiEndpoint.post("createWebhook")`/console/api/workspaces/${workspaceId}/webhooks`
+      .setPayload(CreateWebhook)
+      .addSuccess(CreatedWebhook, { status: 201 })
+      .addError(refusedBody)
+      .annotateContext(doc(
+        "Add a webhook",
+        "Admins only: the admin API's rules (`https`, no loopback, private or link-local target: 400 `invalid_webhook_url`). " +
+          "The signing secret is in this answer only."
+      ))
+      .annotate(RequestExample, { url: "https://hooks.example.com/workspace-api" })
+  )
+  .add(
+    HttpApiEndpoint.del("removeWebhook")`/console/api/workspaces/${workspaceId}/webhooks/${webhookId}`
+      .addSuccess(WebhookView)
+      .annotateContext(doc("Remove a webhook", "Admins only: nothing more is sent to it."))
+  )
+  .add(
+    HttpApiEndpoint.get("webhookDeliveries")`/console/api/workspaces/${workspaceId}/webhooks/${webhookId}/deliveries`
+      .addSuccess(WebhookDeliveries)
+      .annotateContext(doc("List a webhook's deliveries", "Admins only: every attempt and its outcome, and what is still to be tried, newest first."))
   )
   .add(
     HttpApiEndpoint.get("settings")`/console/api/workspaces/${workspaceId}/settings`

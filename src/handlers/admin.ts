@@ -30,6 +30,8 @@ import { RateLimits } from "../services/limits/RateLimits"
 import { admitWorkspaceExport, retryAfterQueueTimeout } from "./exportAdmission"
 import { asExportError } from "./exports"
 import { type ServiceError, serviceErrorFields } from "./serviceErrors"
+import { Webhooks } from "../services/webhooks/Webhooks"
+import { createdWebhookView, deliveryView, webhookView } from "./webhookViews"
 
 /** The admin API's key view: the console's, without who created it. */
 const keyView = (k: ApiKeyRecord) => {
@@ -74,6 +76,7 @@ export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handle
     const rateLimits = yield* RateLimits
     const passwords = yield* Passwords
     const routes = yield* Routes
+    const webhooks = yield* Webhooks
     /** Every change the operator makes through the admin API is audited like a console change. */
     const audited = (workspaceId: string, action: AuditAction, target: string) =>
       Effect.flatMap(clientAddress, (address) => audit.record({ workspaceIds: [workspaceId], actor: "operator", action, target, address }))
@@ -146,6 +149,22 @@ export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handle
               Effect.as(adminErrors(audited(path.id, "provider_key.removed", `${removed.provider} (…${removed.last4})`)), providerKeyWireView(removed))
           }))
         ))
+      .handle("createWebhook", ({ path, payload }) =>
+        webhooks.create(path.id, payload).pipe(
+          Effect.tap((webhook) => audited(path.id, "webhook.created", webhook.url)),
+          Effect.map(createdWebhookView),
+          adminErrors
+        ))
+      .handle("listWebhooks", ({ path }) =>
+        webhooks.list(path.id).pipe(Effect.map((list) => ({ data: list.map(webhookView) })), adminErrors))
+      .handle("removeWebhook", ({ path }) =>
+        webhooks.remove(path.id, path.webhookId).pipe(
+          Effect.tap((webhook) => audited(path.id, "webhook.removed", webhook.url)),
+          Effect.map(webhookView),
+          adminErrors
+        ))
+      .handle("webhookDeliveries", ({ path }) =>
+        webhooks.deliveries(path.id, path.webhookId).pipe(Effect.map((lines) => ({ data: lines.map(deliveryView) })), adminErrors))
       // This instance's view, read from memory: nothing to fail.
       .handle("listUpstreams", () => Effect.sync(() => ({ data: routes.states().map(upstreamView) })))
       .handle("rotateCredentials", () =>

@@ -23,6 +23,8 @@ import { asExportError } from "./exports"
 import { auditView, clientAddress, invitedView, keyView, memberView, providerKeyWireView, recentExportView, upstreamView } from "./consoleViews"
 import { ProviderCredentials, type ProviderKeyView } from "../services/providerKeys/ProviderCredentials"
 import { type ServiceError, serviceErrorFields } from "./serviceErrors"
+import { Webhooks } from "../services/webhooks/Webhooks"
+import { createdWebhookView, deliveryView, webhookView } from "./webhookViews"
 
 /** Service refusals as console errors (the admin API answers the same words: ./serviceErrors); another workspace's resources are 404 like missing ones. */
 const consoleErrors = <A, R>(effect: Effect.Effect<A, ServiceError | ConsoleError, R>): Effect.Effect<A, ConsoleError, R> =>
@@ -58,6 +60,7 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
     const credentials = yield* ProviderCredentials
     const routes = yield* Routes
     const catalog = yield* ModelCatalog
+    const webhooks = yield* Webhooks
 
     /** The caller's access to the workspace, refused with 403 when `needed` is admin and the role is member. */
     const allowed = (workspaceId: string, needed: MemberRole) =>
@@ -253,6 +256,30 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
           }
           yield* audited(actor, path.id, "provider_key.removed", `${removed.value.provider} (…${removed.value.last4})`)
           return keyless(path.provider, false)
+        })))
+      .handle("webhooks", ({ path }) =>
+        consoleErrors(Effect.gen(function*() {
+          yield* allowed(path.id, "admin")
+          return { data: (yield* webhooks.list(path.id)).map(webhookView) }
+        })))
+      .handle("createWebhook", ({ path, payload }) =>
+        consoleErrors(Effect.gen(function*() {
+          const { actor } = yield* allowed(path.id, "admin")
+          const webhook = yield* webhooks.create(path.id, payload)
+          yield* audited(actor, path.id, "webhook.created", webhook.url)
+          return createdWebhookView(webhook)
+        })))
+      .handle("removeWebhook", ({ path }) =>
+        consoleErrors(Effect.gen(function*() {
+          const { actor } = yield* allowed(path.id, "admin")
+          const webhook = yield* webhooks.remove(path.id, path.webhookId)
+          yield* audited(actor, path.id, "webhook.removed", webhook.url)
+          return webhookView(webhook)
+        })))
+      .handle("webhookDeliveries", ({ path }) =>
+        consoleErrors(Effect.gen(function*() {
+          yield* allowed(path.id, "admin")
+          return { data: (yield* webhooks.deliveries(path.id, path.webhookId)).map(deliveryView) }
         })))
       .handle("settings", ({ path }) => consoleErrors(Effect.flatMap(allowed(path.id, "admin"), settingsView)))
       .handle("updateSettings", ({ path, payload }) =>

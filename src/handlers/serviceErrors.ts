@@ -7,6 +7,8 @@ import type { CredentialsKeyMissing } from "../services/providerKeys/ProviderCre
 import type { ProviderKeyRejected, ProviderKeyUncheckable, ProviderKeyUnroutable } from "../services/providerKeys/ProviderKeyCheck"
 import type { InvalidUsageRange } from "../services/usage/4-UsageOverview"
 import type { WorkspaceNotFound } from "../services/workspaces/Workspaces"
+import type { WebhookNotFound } from "../services/webhooks/Webhooks"
+import type { WebhookTargetRefused } from "../services/webhooks/WebhookSender"
 
 /** What a client is told: the fields of an admin or console error. */
 export interface ErrorFields {
@@ -27,6 +29,8 @@ export type ServiceError =
   | LastAdmin
   | InvalidUsageRange
   | ProviderKeyRefusal
+  | WebhookNotFound
+  | WebhookTargetRefused
   | StorageFailure
 
 export const serviceErrorFields = (error: ServiceError): ErrorFields => {
@@ -46,6 +50,10 @@ export const serviceErrorFields = (error: ServiceError): ErrorFields => {
     case "ProviderKeyUnroutable":
     case "ProviderKeyUncheckable":
       return providerKeyRefusal(error)
+    case "WebhookNotFound":
+      return { status: 404, code: "webhook_not_found", message: `No webhook with id ${error.id} in this workspace.` }
+    case "WebhookTargetRefused":
+      return { status: 400, code: "invalid_webhook_url", message: error.reason, field: "url" }
     case "StorageFailure":
       return { status: 503, code: "unavailable", message: "The database is unavailable. Retry shortly." }
   }

@@ -9,7 +9,7 @@ import { useApp } from "../support/app"
 import { checkPage, hasChromium, newContext, useBrowser } from "./browser"
 import {
   activityRows, adminSession, apiKeys, auditEntries, daysAgo, type Handler, memberSession, members, operatorSession,
-  settings, stubConsoleApi, upstreams, usageRows
+  settings, stubConsoleApi, upstreams, usageRows, webhookDeliveries, webhooks
 } from "./stubApi"
 
 /** The API of a workspace with some traffic, as its admin (or member) sees it; exports run are listed after. */
@@ -52,6 +52,16 @@ const workspaceAnswer = (
       ? { status: 400, body: { error: { code: "provider_key_rejected", message: "provider_b refused this key (the provider answered 401). It was not saved.", field: "apiKey" } } }
       : { status: 200, body: { provider: "provider_b", set: true, last4: apiKey.slice(-4), createdAt: new Date().toISOString(), createdBy: "ada@example.com", lastUsedAt: null, lastError: null } }
   }
+  if (path === "workspaces/ws1/webhooks" && method === "GET") return { status: 200, body: { data: webhooks } }
+  if (path === "workspaces/ws1/webhooks" && method === "POST") {
+    const { url } = body as { url: string }
+    return url.startsWith("https://10.")
+      ? { status: 400, body: { error: { code: "invalid_webhook_url", message: "url must not point at a private, loopback or link-local address (10.0.0.5)", field: "url" } } }
+      : { status: 201, body: { id: "wh2", url, events: ["budget.threshold_reached"], createdAt: new Date().toISOString(), secret: "whsec_c3R1Yi1zaWduaW5nLXNlY3JldC1zdHViLXNpZ25pbmctc2VjcmV0IQ==" } }
+  }
+  if (path === "workspaces/ws1/webhooks/wh1/deliveries") return { status: 200, body: { data: webhookDeliveries } }
+  if (path === "workspaces/ws1/webhooks/wh2/deliveries") return { status: 200, body: { data: [] } }
+  if (path === "workspaces/ws1/webhooks/wh1" && method === "DELETE") return { status: 200, body: webhooks[0] }
   if (path === "workspaces/ws1/api-keys" && method === "GET") return { status: 200, body: { data: apiKeys } }
   if (path === "workspaces/ws1/api-keys" && method === "POST") {
     const { name, scopes } = body as { name: string; scopes: Array<string> }
@@ -272,6 +282,36 @@ describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_
     expect(calls.filter((c) => c === "PUT workspaces/ws1/provider-keys/provider_b")).toHaveLength(2)
     // The key typed is never put back on the page.
     expect(await page.content()).not.toContain("sk-good-key-4321")
+    await context.close()
+  })
+
+  it("lets an admin add a webhook, shows its secret once, refuses a private URL, lists deliveries and removes one", async () => {
+    const context = await newContext(browser.current)
+    const page = await context.newPage()
+    const calls = await stubConsoleApi(page, workspaceApi(adminSession))
+    await open(page, `${app.current.url}/console/w/ws1/settings`, "Settings")
+    await page.getByRole("heading", { name: "Webhooks" }).waitFor()
+    const hook = page.getByRole("region", { name: "Webhook https://hooks.example.com/budgets" })
+    await hook.getByRole("cell", { name: "Delivered" }).waitFor()
+    expect(await hook.getByRole("cell", { name: "Failed", exact: true }).count()).toBe(1)
+    await hook.getByRole("cell", { name: "the receiver answered 503" }).waitFor()
+    const form = page.getByRole("form", { name: "Add a webhook" })
+    await form.getByLabel("Webhook URL").fill("https://10.0.0.5/hooks")
+    await form.getByRole("button", { name: "Add webhook" }).click()
+    await form.getByText("url must not point at a private, loopback or link-local address (10.0.0.5)").waitFor()
+    await checkPage(page, "10c-webhooks")
+    await form.getByLabel("Webhook URL").fill("https://alerts.example.com/in")
+    await form.getByRole("button", { name: "Add webhook" }).click()
+    await page.getByTestId("webhook-secret").waitFor()
+    expect(await page.getByTestId("webhook-secret").textContent()).toMatch(/^whsec_/)
+    await checkPage(page, "10d-webhook-secret")
+    await page.getByRole("region", { name: "New webhook" }).getByRole("button", { name: "Done" }).click()
+    expect(await page.getByTestId("webhook-secret").count()).toBe(0)
+    await hook.getByRole("button", { name: "Remove" }).click()
+    await page.getByRole("dialog").getByRole("button", { name: "Remove" }).click()
+    await page.getByRole("dialog").waitFor({ state: "detached" })
+    expect(calls).toContain("POST workspaces/ws1/webhooks")
+    expect(calls).toContain("DELETE workspaces/ws1/webhooks/wh1")
     await context.close()
   })
 

@@ -114,3 +114,13 @@ export const upstreams = [
   { route: "provider_b/us", deployment: "vertex-us-east5", kind: "vertex", state: "available", requests: 204, failures: 0 },
   { route: "provider_c/eu", deployment: "simulator-provider_c-eu", kind: "native", state: "available", requests: 0, failures: 0 }
 ]
+
+export const webhooks = [
+  { id: "wh1", url: "https://hooks.example.com/budgets", events: ["budget.threshold_reached"], createdAt: `${daysAgo(9)}T08:30:00.000Z` }
+]
+
+export const webhookDeliveries = [
+  { eventId: "evt_5f0c2a9be1d34f7a8c6b0e2d4f1a3b5c", type: "budget.threshold_reached", attempt: 1, status: "pending", at: `${daysAgo(0)}T12:05:00.000Z`, responseStatus: null },
+  { eventId: "evt_0b7e4c1d9a2f4e6b8d3c5a7f1e9b2d4c", type: "budget.threshold_reached", attempt: 2, status: "delivered", at: `${daysAgo(1)}T09:10:05.000Z`, responseStatus: 200 },
+  { eventId: "evt_0b7e4c1d9a2f4e6b8d3c5a7f1e9b2d4c", type: "budget.threshold_reached", attempt: 1, status: "failed", at: `${daysAgo(1)}T09:10:00.000Z`, responseStatus: 503, error: "the receiver answered 503" }
+]

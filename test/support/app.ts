@@ -19,6 +19,7 @@ import { MemoryUsage, UsageLedger } from "../../src/services/usage/3-UsageLedger
 import { UsageOverview } from "../../src/services/usage/4-UsageOverview"
 import { AuditLog } from "../../src/services/workspaces/AuditLog"
 import { Workspaces } from "../../src/services/workspaces/Workspaces"
+import { WebhookStore } from "../../src/services/webhooks/WebhookStore/index"
 import { freshDatabaseUrl } from "./database"
 import { removeTempDir, tempDir } from "./tempDirs"
 
@@ -69,6 +70,7 @@ export const MemoryStores = Layer.mergeAll(
   UsageOverview.memory.pipe(Layer.provideMerge(UsageLedger.memory)),
   Readiness.memory,
   ProviderKeys.memory,
+  WebhookStore.memory,
   linkedMemoryExportStorage,
   UsageJournal.none
 ).pipe(

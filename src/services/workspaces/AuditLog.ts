@@ -22,6 +22,8 @@ export type AuditAction =
   | "export.run"
   | "provider_key.set"
   | "provider_key.removed"
+  | "webhook.created"
+  | "webhook.removed"
 
 export const auditActions: ReadonlyArray<AuditAction> = [
   "session.signed_in",
@@ -40,7 +42,9 @@ export const auditActions: ReadonlyArray<AuditAction> = [
   "workspace.created",
   "export.run",
   "provider_key.set",
-  "provider_key.removed"
+  "provider_key.removed",
+  "webhook.created",
+  "webhook.removed"
 ]
 
 export interface AuditEntry {

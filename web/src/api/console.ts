@@ -3,7 +3,7 @@ import type {
   ActivityRow, ApiKey, AuditEntry, ConsoleSettings, CreatedApiKey, GroupBy, Invitation, InvitationInfo, Member, Page, PasswordResetInfo, Person,
   ProviderKey, RecentExport,
   Role, Scope, Session, SettingsPatch, UpstreamDeployment, UsageExportDataType, UsageExportResult, UsageRow, WorkspaceModel, WorkspaceRef,
-  WorkspaceSummary
+  WorkspaceSummary, Webhook, CreatedWebhook, WebhookDelivery
 } from "./types"
 
 /** What the session endpoints answer; the operator has no person (`member` null or absent). */
@@ -82,6 +82,18 @@ export const setProviderKey = (workspaceId: string, provider: string, apiKey: st
 
 export const removeProviderKey = (workspaceId: string, provider: string): Promise<ProviderKey> =>
   request("DELETE", ws(workspaceId, `provider-keys/${encodeURIComponent(provider)}`))
+
+export const listWebhooks = (workspaceId: string): Promise<{ readonly data: ReadonlyArray<Webhook> }> =>
+  request("GET", ws(workspaceId, "webhooks"))
+
+export const createWebhook = (workspaceId: string, url: string): Promise<CreatedWebhook> =>
+  request("POST", ws(workspaceId, "webhooks"), { url })
+
+export const removeWebhook = (workspaceId: string, webhookId: string): Promise<Webhook> =>
+  request("DELETE", ws(workspaceId, `webhooks/${encodeURIComponent(webhookId)}`))
+
+export const listWebhookDeliveries = (workspaceId: string, webhookId: string): Promise<{ readonly data: ReadonlyArray<WebhookDelivery> }> =>
+  request("GET", ws(workspaceId, `webhooks/${encodeURIComponent(webhookId)}/deliveries`))
 
 export const listModels = (workspaceId: string): Promise<{ readonly data: ReadonlyArray<WorkspaceModel> }> =>
   request("GET", ws(workspaceId, "models"))

@@ -22,6 +22,7 @@ import type {
 import type { AuditView, InvitedMember, MemberView } from "../../../src/api/schemas/members"
 import type { UpstreamDeploymentView } from "../../../src/api/schemas/upstreams"
 import type { UsageExportDataType, UsageExportResult } from "../../../src/api/schemas/usageExport"
+import type { CreatedWebhook as CreatedWebhookSchema, WebhookDeliveryView, WebhookView } from "../../../src/api/schemas/webhooks"
 import type { Scope as ScopeSchema } from "../../../src/domain/apiKey"
 import type { MemberRole } from "../../../src/domain/console"
 import type { WorkspaceSettingsPatch } from "../../../src/domain/workspaceSettings"
@@ -52,6 +53,9 @@ export type ConsoleSettings = typeof ConsoleSettingsSchema.Type
 export type ProviderKey = typeof ConsoleProviderKey.Type
 export type SettingsPatch = WorkspaceSettingsPatch
 export type UpstreamDeployment = typeof UpstreamDeploymentView.Type
+export type Webhook = typeof WebhookView.Type
+export type CreatedWebhook = typeof CreatedWebhookSchema.Type
+export type WebhookDelivery = typeof WebhookDeliveryView.Type
 
 export interface Page<A> {
   readonly data: ReadonlyArray<A>

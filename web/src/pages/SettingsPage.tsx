@@ -9,6 +9,7 @@ import { timeZones } from "../lib/dates"
 import { formatCount } from "../lib/format"
 import { useAction, useLoad } from "../lib/useLoad"
 import { ProviderKeys } from "./ProviderKeys"
+import { Webhooks } from "./Webhooks"
 
 const familyNames: { readonly [F in ModelFamily]: string } = {
   chat_completions: "chat completions",
@@ -35,6 +36,7 @@ export const SettingsPage = ({ workspace }: { readonly workspace: WorkspaceRef }
       {settings.state === "failed" ? <LoadFailed error={settings.error} onRetry={reload} /> : null}
       {current === null ? null : <SettingsForm workspaceId={workspace.id} settings={current} onSaved={setSaved} />}
       {current === null ? null : <ProviderKeys workspace={workspace} />}
+      {current === null ? null : <Webhooks workspace={workspace} />}
       {current === null ? null : <RateLimits settings={current} />}
     </section>
   )
