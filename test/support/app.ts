@@ -19,6 +19,7 @@ import { MemoryUsage, UsageLedger } from "../../src/services/usage/3-UsageLedger
 import { UsageOverview } from "../../src/services/usage/4-UsageOverview"
 import { AuditLog } from "../../src/services/workspaces/AuditLog"
 import { Workspaces } from "../../src/services/workspaces/Workspaces"
+import { BudgetStore } from "../../src/services/limits/BudgetStore"
 import { freshDatabaseUrl } from "./database"
 import { removeTempDir, tempDir } from "./tempDirs"
 
@@ -70,7 +71,8 @@ export const MemoryStores = Layer.mergeAll(
   Readiness.memory,
   ProviderKeys.memory,
   linkedMemoryExportStorage,
-  UsageJournal.none
+  UsageJournal.none,
+  BudgetStore.memory
 ).pipe(
   Layer.provideMerge(ApiKeys.memory),
   Layer.provideMerge(Workspaces.memory),

@@ -10,6 +10,7 @@ export type AuditAction =
   | "session.signed_out"
   | "api_key.created"
   | "api_key.revoked"
+  | "api_key.changed"
   | "member.invited"
   | "member.changed"
   | "member.removed"
@@ -29,6 +30,7 @@ export const auditActions: ReadonlyArray<AuditAction> = [
   "session.signed_out",
   "api_key.created",
   "api_key.revoked",
+  "api_key.changed",
   "member.invited",
   "member.changed",
   "member.removed",
