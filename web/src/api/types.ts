@@ -4,6 +4,7 @@
  */
 import type {
   ActivityRow as ActivityRowSchema,
+  BudgetStatusView,
   ConsoleApiKeyView,
   ConsoleCreatedApiKey,
   ConsoleProviderKey,
@@ -23,6 +24,7 @@ import type { AuditView, InvitedMember, MemberView } from "../../../src/api/sche
 import type { UpstreamDeploymentView } from "../../../src/api/schemas/upstreams"
 import type { UsageExportDataType, UsageExportResult } from "../../../src/api/schemas/usageExport"
 import type { Scope as ScopeSchema } from "../../../src/domain/apiKey"
+import type { Budget as BudgetSchema, BudgetPeriod as BudgetPeriodSchema } from "../../../src/domain/budgets"
 import type { MemberRole } from "../../../src/domain/console"
 import type { WorkspaceSettingsPatch } from "../../../src/domain/workspaceSettings"
 
@@ -52,6 +54,14 @@ export type ConsoleSettings = typeof ConsoleSettingsSchema.Type
 export type ProviderKey = typeof ConsoleProviderKey.Type
 export type SettingsPatch = WorkspaceSettingsPatch
 export type UpstreamDeployment = typeof UpstreamDeploymentView.Type
+export type Budget = typeof BudgetSchema.Type
+export type BudgetPeriod = typeof BudgetPeriodSchema.Type
+export type BudgetStatus = typeof BudgetStatusView.Type
+/** A key's budget and expiry as created or changed: null removes one. */
+export interface KeyLimits {
+  readonly budget?: Budget | null
+  readonly expiresAt?: string | null
+}
 
 export interface Page<A> {
   readonly data: ReadonlyArray<A>
