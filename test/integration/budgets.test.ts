@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { call, createWorkspace, type PostgresApp, startApp, testAdminToken } from "../support/app"
 import { query } from "../support/database"
 import { eventually } from "../support/fakeUpstream"
+import { type RedisServer, startRedis } from "../support/redis"
 
 /**
  * Budgets on the real service over PostgreSQL, with the official client libraries (docs/budgets.md): concurrent
@@ -156,5 +157,37 @@ describe("budgets across two instances sharing PostgreSQL", () => {
       (answer) => Math.abs(answer.body.data[0].spentUsd - ledger.cost) < 1e-7
     )
     expect(listed.body.data[0]).toMatchObject({ id, spentUsd: expect.any(Number), expiresAt: null })
+  })
+})
+
+describe("budgets across two instances sharing Redis (RATE_LIMIT_STORE=redis)", () => {
+  let redis: RedisServer
+  let first: PostgresApp
+  let second: PostgresApp
+  beforeAll(async () => {
+    redis = await startRedis()
+    const shared = { RATE_LIMIT_STORE: "redis", REDIS_URL: redis.url }
+    first = await startApp(shared, { stores: "postgres" })
+    second = await startApp({ ...shared, DATABASE_URL: first.databaseUrl }, { stores: "postgres" })
+  })
+  afterAll(async () => {
+    await second?.stop()
+    await first?.stop()
+    await redis?.stop()
+  })
+
+  it("admit 4 of 30 concurrent requests on a workspace budget of 4.5 in total, and refuse with 503 while Redis is down", async () => {
+    const workspace = await createWorkspace(first, "Redis", { budget: { amountUsd: budgetUsd, period: "month" } })
+    const { key } = await createKey(first, workspace.id, {})
+    const outcomes = await burst([first, second], key, 30)
+    expect(outcomes.filter((o) => o === "ok")).toHaveLength(4)
+    const ledger = await eventually(() => ledgerCost(first, workspace.id), (l) => l.rows === 4)
+    expect(ledger.cost).toBeLessThanOrEqual(budgetUsd)
+    await redis.stop()
+    try {
+      expect(await burst([second], key, 1)).toEqual(["503 budget_unavailable"])
+    } finally {
+      await redis.start()
+    }
   })
 })
