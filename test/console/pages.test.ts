@@ -170,7 +170,7 @@ describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_
     await page.getByRole("cell", { name: "wsk_3f9a…" }).waitFor()
     await checkPage(page, "04-keys")
     const billing = page.getByRole("row", { name: /billing-service/ })
-    expect(await billing.textContent()).toContain("$20.00 per week$3.50 spent")
+    expect(await billing.textContent()).toContain("$20.00/week$3.50 spentExpires Mar 31, 2027")
     await page.getByLabel("Name").fill("reporting")
     await page.getByLabel(/USAGE_EXPORT_API/).check()
     await page.getByLabel("Amount (US dollars)").fill("-3")

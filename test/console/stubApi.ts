@@ -67,7 +67,7 @@ export const apiKeys = [
   {
     id: "k1", name: "billing-service", displayPrefix: "wsk_3f9a…", scopes: ["COMPLETION_API", "USAGE_EXPORT_API"],
     createdAt: "2026-10-02T09:30:00Z", revokedAt: null, lastUsedAt: "2026-11-20T14:00:00Z", createdBy: "ada@example.com",
-    budget: { amountUsd: 20, period: "week", alertThresholds: [0.8, 1] }, spentUsd: 3.5, expiresAt: "2027-03-31T22:00:00Z"
+    budget: { amountUsd: 20, period: "week", alertThresholds: [0.8, 1] }, spentUsd: 3.5, expiresAt: "2027-03-31T12:00:00Z"
   },
   {
     id: "k2", name: "old-bot", displayPrefix: "wsk_77c1…", scopes: ["COMPLETION_API"],

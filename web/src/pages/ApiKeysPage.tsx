@@ -3,12 +3,15 @@ import { createApiKey, listApiKeys, revokeApiKey } from "../api/console"
 import type { ApiKey, CreatedApiKey, Scope, WorkspaceRef } from "../api/types"
 import { ConfirmDialog } from "../components/ConfirmDialog"
 import { CopyButton } from "../components/CopyButton"
-import { BudgetFields, budgetOf, budgetText, draftOf } from "../components/BudgetFields"
+import { BudgetFields, budgetOf, draftOf } from "../components/BudgetFields"
 import { Checkbox, Field } from "../components/Field"
 import { Empty, ErrorNote, LoadFailed, Loading } from "../components/Notice"
 import { formatTime } from "../lib/dates"
 import { formatUsd } from "../lib/format"
 import { useAction, useLoad } from "../lib/useLoad"
+
+/** A day, without the time: what fits a table cell. */
+const formatDate = (iso: string): string => new Date(iso).toLocaleDateString(undefined, { dateStyle: "medium" })
 
 const scopeLabels: Readonly<Record<Scope, string>> = {
   COMPLETION_API: "COMPLETION_API — chat completions, messages, FIM, embeddings",
@@ -146,7 +149,7 @@ const KeyTable = ({ keys, onRevoke }: { readonly keys: ReadonlyArray<ApiKey>; re
       <thead>
         <tr>
           <th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scopes</th><th scope="col">Created by</th>
-          <th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Budget</th><th scope="col">Expires</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th>
+          <th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Limits</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th>
         </tr>
       </thead>
       <tbody>
@@ -158,15 +161,15 @@ const KeyTable = ({ keys, onRevoke }: { readonly keys: ReadonlyArray<ApiKey>; re
             <td>{key.createdBy}</td>
             <td>{formatTime(key.createdAt)}</td>
             <td>{key.lastUsedAt === null ? "Never" : formatTime(key.lastUsedAt)}</td>
-            <td>
-              {key.budget === null ? "—" : (
+            <td class="key-limits">
+              {key.budget === null ? <div>No budget</div> : (
                 <>
-                  <div class="nowrap">{budgetText(key.budget)}</div>
-                  <div class="hint nowrap">{key.spentUsd === null ? "spent: unknown now" : `${formatUsd(key.spentUsd)} spent`}</div>
+                  <div>{formatUsd(key.budget.amountUsd)}/{key.budget.period}</div>
+                  <div class="hint">{key.spentUsd === null ? "spent: unknown now" : `${formatUsd(key.spentUsd)} spent`}</div>
                 </>
               )}
+              <div class="hint">{key.expiresAt === null ? "No expiry" : `Expires ${formatDate(key.expiresAt)}`}</div>
             </td>
-            <td>{key.expiresAt === null ? "Never" : formatTime(key.expiresAt)}</td>
             <td>{statusOf(key)}</td>
             <td>
               {key.revokedAt === null
