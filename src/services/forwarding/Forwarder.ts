@@ -457,6 +457,8 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
           let admittedAt: { readonly admission: Admission; readonly started: number; readonly input: Exchange } | undefined
           // The upstream's answer once its headers came: ended if the request is interrupted before it is read or relayed.
           let answer: UpstreamResponse | undefined
+          // The budgets' reservation: given back if the client leaves before the request is sent.
+          let held: BudgetHold | undefined
           return Effect.gen(function*() {
             // A large body was read, checked and counted: its slot goes to the next while this one is upstream.
             yield* Effect.flatten(FiberRef.get(releaseLargeBodySlot))
@@ -476,6 +478,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               prices.cost(request.model, { inputTokens: request.estimatedInputTokens, outputTokens: request.usageCeiling.outputTokens }),
               admission.readings
             ).pipe(Effect.tapError(() => admission.settle(0)))
+            held = budget
             // The workspace's own key when it has one for this provider: never the service's key instead.
             const ownKey = yield* credentials.keyFor(request.principal.workspace.id, request.provider.id).pipe(
               Effect.map(Option.getOrUndefined),
@@ -588,7 +591,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                 Effect.sync(() => {
                   if (answer !== undefined) discard(answer.body)
                 }),
-                admittedAt === undefined ? Effect.void : record(admittedAt.input, admittedAt.admission, admittedAt.started, {
+                admittedAt === undefined ? (held === undefined ? Effect.void : held.settle(0)) : record(admittedAt.input, admittedAt.admission, admittedAt.started, {
                   status: 499,
                   outcome: "cancelled",
                   inputTokens: request.estimatedInputTokens,
