@@ -42,6 +42,9 @@ import { Messages } from "./services/endpoints/Messages"
 import { Prices } from "./services/usage/Prices"
 import { RateLimiter } from "./services/limits/RateLimiter"
 import { RateLimits } from "./services/limits/RateLimits"
+import { Budgets } from "./services/limits/Budgets"
+import { BudgetAlerts } from "./services/limits/BudgetAlerts"
+import { BudgetStore } from "./services/limits/BudgetStore"
 import { Tokenizer } from "./services/forwarding/Tokenizer"
 import { UpstreamClient } from "./services/forwarding/UpstreamClient"
 import { Routes } from "./services/forwarding/Routes"
@@ -90,7 +93,9 @@ export const StoresLive = Layer.mergeAll(
   ProviderKeys.layer,
   WebhookStore.layer,
   ExportStorage.fromConfig,
-  UsageJournal.layer
+  UsageJournal.layer,
+  // PostgreSQL, or Redis where the rate limits are shared there.
+  BudgetStore.fromConfig
 ).pipe(
   Layer.provideMerge(ApiKeys.layer),
   Layer.provideMerge(Workspaces.layer),
@@ -124,6 +129,8 @@ export const ForwardingLive = Layer.mergeAll(
   Layer.provideMerge(Routes.layer(startSimulator)),
   Layer.provide(UpstreamClient.layer),
   Layer.provideMerge(RateLimits.layer),
+  // Exposed: the key list and the console read each budget's spend; thresholds go to the workspace's webhooks.
+  Layer.provideMerge(Budgets.layer.pipe(Layer.provide(BudgetAlerts.webhooks))),
   // Exposed: the console reads what remains of each limit from the same buckets.
   Layer.provideMerge(RateLimiter.fromConfig),
   // Exposed: the one catalog (built-in and the routes file's) every part reads models from.

@@ -6,6 +6,8 @@ import * as path from "node:path"
 import { parseArgs } from "node:util"
 import { WorkspaceApi } from "./api/Api"
 import { Scope } from "./domain/apiKey"
+import { Budget } from "./domain/budgets"
+import { ExpiryTime } from "./api/adminApi"
 import { MemberRole } from "./domain/console"
 import { providerIds } from "./domain/providerId"
 import { ProviderIdSchema } from "./domain/providerIdSchema"
@@ -25,7 +27,10 @@ const usage = `usage: npm run cli -- <command>
   workspace create --name NAME [--settings JSON]
   workspace get WORKSPACE_ID
   workspace update WORKSPACE_ID [--name NAME] [--settings JSON]
-  key create WORKSPACE_ID --name NAME --scopes USAGE_EXPORT_API,COMPLETION_API
+  key create WORKSPACE_ID --name NAME --scopes USAGE_EXPORT_API,COMPLETION_API [--budget JSON] [--expires-at TIME]
+  key update WORKSPACE_ID KEY_ID [--budget JSON|null] [--expires-at TIME|null]
+      (budget: '{"amountUsd":50,"period":"day|week|month","alertThresholds":[0.8,1]}'; TIME: 2026-12-31T23:59:59Z;
+       the workspace's budget: workspace update --settings '{"budget":{…}}')
   key list WORKSPACE_ID
   key revoke WORKSPACE_ID KEY_ID
   member invite WORKSPACE_ID --email EMAIL --role admin|member [--name NAME]   (again: a fresh link; never touches an existing account)
@@ -49,7 +54,7 @@ const { positionals, values } = parseArgs({
   allowPositionals: true,
   strict: false,
   options: Object.fromEntries(
-    ["name", "settings", "scopes", "search", "limit", "cursor", "email", "role", "action", "key-file", ...usageCommandOptions].map((name) => [name, { type: "string" as const }])
+    ["name", "settings", "scopes", "budget", "expires-at", "search", "limit", "cursor", "email", "role", "action", "key-file", ...usageCommandOptions].map((name) => [name, { type: "string" as const }])
   )
 })
 
@@ -67,6 +72,26 @@ const decodeSettings = (raw: string | undefined) =>
     : Schema.decodeUnknown(Schema.parseJson(WorkspaceSettingsPatch))(raw).pipe(
       Effect.mapError((error) => new UsageError({ message: `--settings: ${error.message}` }))
     )
+
+/** --budget and --expires-at: absent leaves them, `null` removes them. */
+const decodeKeyLimits = (budget: string | undefined, expiresAt: string | undefined) =>
+  Effect.all({
+    budget: budget === undefined
+      ? Effect.succeed(undefined)
+      : Schema.decodeUnknown(Schema.parseJson(Schema.NullOr(Budget)))(budget).pipe(
+        Effect.mapError((error) => new UsageError({ message: `--budget: ${error.message}` }))
+      ),
+    expiresAt: expiresAt === undefined
+      ? Effect.succeed(undefined)
+      : expiresAt === "null"
+      ? Effect.succeed(null)
+      : Schema.decodeUnknown(ExpiryTime)(expiresAt).pipe(
+        Effect.mapError(() => new UsageError({ message: "--expires-at: an ISO 8601 time with its offset, such as 2026-12-31T23:59:59Z, or null" }))
+      )
+  }).pipe(Effect.map(({ budget, expiresAt }) => ({
+    ...(budget === undefined ? {} : { budget }),
+    ...(expiresAt === undefined ? {} : { expiresAt })
+  })))
 
 const decodeScopes = (raw: string) =>
   Schema.decodeUnknown(Schema.NonEmptyArray(Scope))(raw.split(",").map((s) => s.trim())).pipe(
@@ -184,8 +209,14 @@ const program = Effect.gen(function*() {
       const id = yield* required(first, "WORKSPACE_ID")
       const name = yield* required(option("name"), "--name")
       const scopes = yield* decodeScopes(yield* required(option("scopes"), "--scopes"))
-      return yield* client.admin.createApiKey({ path: { id }, payload: { name, scopes } })
+      const limits = yield* decodeKeyLimits(option("budget"), option("expires-at"))
+      return yield* client.admin.createApiKey({ path: { id }, payload: { name, scopes, ...limits } })
     }
+    case "key update":
+      return yield* client.admin.updateApiKey({
+        path: { id: yield* required(first, "WORKSPACE_ID"), keyId: yield* required(second, "KEY_ID") },
+        payload: yield* decodeKeyLimits(option("budget"), option("expires-at"))
+      })
     case "key list":
       return yield* client.admin.listApiKeys({ path: { id: yield* required(first, "WORKSPACE_ID") } })
     case "key revoke":

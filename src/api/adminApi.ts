@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Scope } from "../domain/apiKey"
+import { Budget } from "../domain/budgets"
 import { ProviderIdSchema } from "../domain/providerIdSchema"
 import { strictParse, WorkspaceSettings, WorkspaceSettingsPatch } from "../domain/workspaceSettings"
 import { adminErrors } from "./errors/adminError"
@@ -36,8 +37,28 @@ export const ApiKeyView = Schema.Struct({
   scopes: Schema.Array(Scope),
   createdAt: Schema.String,
   revokedAt: Schema.NullOr(Schema.String),
-  lastUsedAt: Schema.NullOr(Schema.String)
+  lastUsedAt: Schema.NullOr(Schema.String),
+  budget: Schema.NullOr(Budget),
+  spentUsd: Schema.NullOr(Schema.Number).annotations({
+    description: "Spent in the budget's current period (null without a budget, or while the budget store cannot be read)"
+  }),
+  expiresAt: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "ApiKey" })
+
+/** An instant with its offset (`2026-12-31T23:59:59Z`, `…+01:00`): a key's expiry. */
+export const ExpiryTime = Schema.String.pipe(
+  Schema.filter((text) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text) && !Number.isNaN(Date.parse(text)), {
+    message: () => "expiresAt must be an ISO 8601 time with its offset, such as 2026-12-31T23:59:59Z"
+  })
+)
+
+/** A key's budget and expiry, at creation or changed: null removes one, absent leaves it. */
+export const KeyLimitsFields = {
+  budget: Schema.optional(Schema.NullOr(Budget)),
+  expiresAt: Schema.optional(Schema.NullOr(ExpiryTime))
+}
+
+export const UpdateApiKey = Schema.Struct(KeyLimitsFields).annotations({ identifier: "UpdateApiKey", ...strictParse })
 
 export const CreatedApiKey = Schema.Struct({
   ...ApiKeyView.fields,
@@ -115,7 +136,8 @@ export class AdminApi extends HttpApiGroup.make("admin")
         name: Name,
         scopes: Schema.NonEmptyArray(Scope).annotations({
           message: () => "scopes must be a non-empty list of USAGE_EXPORT_API and/or COMPLETION_API"
-        })
+        }),
+        ...KeyLimitsFields
       }).annotations(strictParse))
       .addSuccess(CreatedApiKey, { status: 201 })
       .addError(refusedBody)
@@ -123,7 +145,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
       .annotateContext(doc(
         "Create an API key",
         "A key of the workspace with the given scopes: COMPLETION_API for the forwarded endpoints, USAGE_EXPORT_API for " +
-          "the usage exports. The key itself is in this answer only."
+          "the usage exports; optionally a `budget` of its own and an `expiresAt` (in the future). The key itself is in this answer only."
       ))
       .annotate(RequestExample, { name: "CI exports", scopes: ["USAGE_EXPORT_API"] })
   )
@@ -132,6 +154,18 @@ export class AdminApi extends HttpApiGroup.make("admin")
       .addSuccess(Schema.Struct({ data: Schema.Array(ApiKeyView) }))
       .addError(notFound)
       .annotateContext(doc("List API keys", "Every key of the workspace, revoked ones included; never the keys themselves."))
+  )
+  .add(
+    HttpApiEndpoint.patch("updateApiKey")`/admin/workspaces/${workspaceId}/api-keys/${keyId}`
+      .setPayload(UpdateApiKey)
+      .addSuccess(ApiKeyView)
+      .addError(refusedBody)
+      .addError(notFound)
+      .annotateContext(doc(
+        "Change an API key's budget or expiry",
+        "`budget` ({ amountUsd, period, alertThresholds? }) or null to remove it; `expiresAt` or null to remove it. Audited as `api_key.changed`."
+      ))
+      .annotate(RequestExample, { budget: { amountUsd: 50, period: "month", alertThresholds: [0.8, 1] } })
   )
   .add(
     HttpApiEndpoint.del("revokeApiKey")`/admin/workspaces/${workspaceId}/api-keys/${keyId}`

@@ -5,7 +5,8 @@ import { type ConsoleActor, MemberRole } from "../domain/console"
 import { GivenPassword, NewPassword } from "../domain/password"
 import { ProviderIdSchema } from "../domain/providerIdSchema"
 import { strictParse, TimeZone, WorkspaceSettings, WorkspaceSettingsPatch } from "../domain/workspaceSettings"
-import { ApiKeyView, CreatedApiKey } from "./adminApi"
+import { ApiKeyView, CreatedApiKey, KeyLimitsFields, UpdateApiKey } from "./adminApi"
+import { Budget } from "../domain/budgets"
 import { consoleErrors } from "./errors/consoleError"
 import { exportRequestExample } from "./exportsApi"
 import { OperationFamily, RequestExample } from "./openapi/annotations"
@@ -140,6 +141,16 @@ export const ConsoleSettings = Schema.Struct({
   /** Read-only: the limits in force (defaults and overrides) and what remains of each now. */
   limits: Schema.Array(LimitView)
 }).annotations({ identifier: "ConsoleSettings" })
+
+/** The workspace's budget in its current period: the Overview's bar. */
+export const BudgetStatusView = Schema.Struct({
+  budget: Schema.NullOr(Budget),
+  /** Null without a budget, or while the budget store cannot be read. */
+  spentUsd: Schema.NullOr(Schema.Number),
+  reservedUsd: Schema.NullOr(Schema.Number),
+  periodStart: Schema.NullOr(Schema.String),
+  resetAt: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "BudgetStatus" })
 
 export const ConsoleWorkspace = Schema.Struct({
   id: Schema.String,
@@ -339,12 +350,26 @@ export class ConsoleApi extends HttpApiGroup.make("console")
         name: Name,
         scopes: Schema.NonEmptyArray(Scope).annotations({
           message: () => "scopes must be a non-empty list of USAGE_EXPORT_API and/or COMPLETION_API"
-        })
+        }),
+        ...KeyLimitsFields
       }).annotations(strictParse))
       .addSuccess(ConsoleCreatedApiKey, { status: 201 })
       .addError(refusedBody)
       .annotateContext(doc("Create an API key", "Members may create COMPLETION_API keys only. The key is in this answer only."))
       .annotate(RequestExample, { name: "My laptop", scopes: ["COMPLETION_API"] })
+  )
+  .add(
+    HttpApiEndpoint.patch("updateApiKey")`/console/api/workspaces/${workspaceId}/api-keys/${keyId}`
+      .setPayload(UpdateApiKey)
+      .addSuccess(ConsoleApiKeyView)
+      .addError(refusedBody)
+      .annotateContext(doc("Change an API key's budget or expiry", "Admins change any key of the workspace, members only their own."))
+      .annotate(RequestExample, { budget: { amountUsd: 20, period: "week" }, expiresAt: "2026-12-31T23:59:59Z" })
+  )
+  .add(
+    HttpApiEndpoint.get("budget")`/console/api/workspaces/${workspaceId}/budget`
+      .addSuccess(BudgetStatusView)
+      .annotateContext(doc("Read the workspace's budget", "The budget, what its current period has spent and what requests in progress hold."))
   )
   .add(
     HttpApiEndpoint.del("revokeApiKey")`/console/api/workspaces/${workspaceId}/api-keys/${keyId}`

@@ -1,4 +1,5 @@
 import type { Scope } from "./apiKey"
+import type { Budget } from "./budgets"
 import type { Workspace } from "./workspace"
 
 /** Who is calling: the key, its scopes and its workspace (with settings, at most a second old). */
@@ -6,4 +7,6 @@ export interface Principal {
   readonly keyId: string
   readonly scopes: ReadonlyArray<Scope>
   readonly workspace: Workspace
+  /** The key's own budget, beside the workspace's (settings.budget). */
+  readonly budget?: Budget | undefined
 }

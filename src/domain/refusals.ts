@@ -5,6 +5,7 @@
 import { Data } from "effect"
 import type { LimitFamily } from "./workspaceSettings"
 import type { Problem } from "./problem"
+import type { BudgetPeriod, BudgetScope } from "./budgets"
 
 /** One rate-limit bucket as the limiter read it. */
 export interface LimitReading {
@@ -140,6 +141,23 @@ export class LimitsUnavailable extends Data.TaggedClass("LimitsUnavailable")<{}>
  */
 export class UsageNotDurable extends Data.TaggedClass("UsageNotDurable")<{}> {}
 
+/**
+ * A budget that applies (the key's or the workspace's) cannot hold the request's largest possible cost on top
+ * of what its period has spent and reserved: refused until `resetAt` (epoch ms), when the period ends.
+ */
+export class BudgetExceeded extends Data.TaggedClass("BudgetExceeded")<{
+  readonly scope: BudgetScope
+  readonly amountUsd: number
+  readonly period: BudgetPeriod
+  readonly resetAt: number
+  /** The workspace's time zone: the period's and the reset's. */
+  readonly timezone: string
+  readonly readings?: LimitReadings | undefined
+}> {}
+
+/** A budget applies but its store cannot be asked: refused, never let through unchecked. */
+export class BudgetUnavailable extends Data.TaggedClass("BudgetUnavailable")<{ readonly readings?: LimitReadings | undefined }> {}
+
 /** What an admitted request's failure is answered with besides its refusal. */
 export interface Admitted {
   /** The workspace's limits after the admission. */
@@ -201,6 +219,9 @@ export type RequestRefusal =
 /** Refusals of the rate limits. */
 export type LimitRefusal = RateLimited | RequestExceedsLimit | LimitsUnavailable
 
+/** Refusals of the budgets, after the rate limits admitted the request. */
+export type BudgetRefusal = BudgetExceeded | BudgetUnavailable
+
 /** Failures of an admitted request's upstream exchange. */
 export type UpstreamRefusal =
   | UpstreamUnavailable
@@ -210,7 +231,7 @@ export type UpstreamRefusal =
   | WorkspaceKeyRefused
   | WorkspaceKeyUnusable
 
-export type Refusal = RequestRefusal | LimitRefusal | UpstreamRefusal | ServiceStopping | UsageNotDurable
+export type Refusal = RequestRefusal | LimitRefusal | BudgetRefusal | UpstreamRefusal | ServiceStopping | UsageNotDurable
 
 /**
  * Whether the refusal came through the rate limits (the request spent its budget, or was refused by them),
@@ -222,6 +243,8 @@ const admittedTags: ReadonlySet<Refusal["_tag"]> = new Set<Refusal["_tag"]>([
   "RateLimited",
   "RequestExceedsLimit",
   "LimitsUnavailable",
+  "BudgetExceeded",
+  "BudgetUnavailable",
   "UsageNotDurable",
   "UpstreamUnavailable",
   "UpstreamCredentialsRefused",

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { Budget } from "./budgets"
 import { isTimeZone } from "./console"
 import { type ProviderId, providerIds } from "./providerId"
 
@@ -48,8 +49,10 @@ export const WorkspaceSettings = Schema.Struct({
   workflowsEnabled: Schema.Boolean,
   byokModels: ByokModels,
   rateLimits: RateLimitOverrides,
-  /** The workspace's time zone: the console's default for usage days and exports. */
-  timezone: TimeZone
+  /** The workspace's time zone: the console's default for usage days and exports, and its budget's periods. */
+  timezone: TimeZone,
+  /** The workspace's spend cap (docs/budgets.md); null: none. */
+  budget: Schema.NullOr(Budget)
 })
 export type WorkspaceSettings = typeof WorkspaceSettings.Type
 
@@ -59,7 +62,8 @@ export const defaultWorkspaceSettings: WorkspaceSettings = {
   workflowsEnabled: true,
   byokModels: {},
   rateLimits: {},
-  timezone: "UTC"
+  timezone: "UTC",
+  budget: null
 }
 
 /**
@@ -90,5 +94,6 @@ export const StoredWorkspaceSettings = Schema.Struct({
   workflowsEnabled: Schema.optionalWith(Schema.Boolean, { default: () => defaultWorkspaceSettings.workflowsEnabled }),
   byokModels: Schema.optionalWith(ByokModels, { default: () => ({}) }),
   rateLimits: Schema.optionalWith(RateLimitOverrides, { default: () => ({}) }),
-  timezone: Schema.optionalWith(Schema.String, { default: () => defaultWorkspaceSettings.timezone })
+  timezone: Schema.optionalWith(Schema.String, { default: () => defaultWorkspaceSettings.timezone }),
+  budget: Schema.optionalWith(Schema.NullOr(Budget), { default: () => null })
 })

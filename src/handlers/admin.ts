@@ -7,7 +7,7 @@ import { AppConfig } from "../config"
 import { failureToProblem, tooLarge } from "../api/requestProblems"
 import { logDatabaseUnavailable } from "../platform/Database"
 import { UsageLedger } from "../services/usage/3-UsageLedger/index"
-import { ApiKeys, type ApiKeyRecord } from "../services/identity/ApiKeys"
+import { ApiKeys } from "../services/identity/ApiKeys"
 import { Workspaces } from "../services/workspaces/Workspaces"
 import { type AuditAction, AuditLog } from "../services/workspaces/AuditLog"
 import { Members } from "../services/people/Members"
@@ -27,6 +27,8 @@ import {
 import { ExportService } from "../services/exports/ExportService/index"
 import { Routes } from "../services/forwarding/Routes"
 import { RateLimits } from "../services/limits/RateLimits"
+import { Budgets } from "../services/limits/Budgets"
+import { keyLimits, keyViewsWithSpend, keyViewWithSpend } from "./keySpend"
 import { admitWorkspaceExport, retryAfterQueueTimeout } from "./exportAdmission"
 import { asExportError } from "./exports"
 import { type ServiceError, serviceErrorFields } from "./serviceErrors"
@@ -34,10 +36,7 @@ import { Webhooks } from "../services/webhooks/Webhooks"
 import { createdWebhookView, deliveryView, webhookView } from "./webhookViews"
 
 /** The admin API's key view: the console's, without who created it. */
-const keyView = (k: ApiKeyRecord) => {
-  const { createdBy: _createdBy, ...view } = consoleKeyView(k)
-  return view
-}
+const keyView = ({ createdBy: _createdBy, ...view }: ReturnType<typeof consoleKeyView>) => view
 
 /** Service failures as the admin API's errors (the console answers the same words: ./serviceErrors). */
 const adminErrors = <A, R>(effect: Effect.Effect<A, ServiceError, R>): Effect.Effect<A, AdminError, R> =>
@@ -74,6 +73,7 @@ export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handle
     const credentials = yield* ProviderCredentials
     const exports = yield* ExportService
     const rateLimits = yield* RateLimits
+    const budgets = yield* Budgets
     const passwords = yield* Passwords
     const routes = yield* Routes
     const webhooks = yield* Webhooks
@@ -208,16 +208,28 @@ export const AdminHandlers = HttpApiBuilder.group(WorkspaceApi, "admin", (handle
           adminErrors
         ))
       .handle("createApiKey", ({ path, payload }) =>
-        keys.create(path.id, payload.name, payload.scopes).pipe(
+        keys.create(path.id, payload.name, payload.scopes, undefined, keyLimits(payload)).pipe(
           Effect.tap(({ record }) => audited(path.id, "api_key.created", `${record.name} (${record.displayPrefix})`)),
-          Effect.map(({ key, record }) => ({ ...keyView(record), key })),
+          Effect.map(({ key, record }) => ({ ...keyView(consoleKeyView(record, Option.isSome(record.budget) ? 0 : null)), key })),
           adminErrors
         ))
       .handle("listApiKeys", ({ path }) =>
-        keys.list(path.id).pipe(Effect.map((list) => ({ data: list.map(keyView) })), adminErrors))
+        Effect.gen(function*() {
+          const workspace = yield* workspaces.get(path.id)
+          const views = yield* keyViewsWithSpend(budgets, workspace, yield* keys.list(path.id))
+          return { data: views.map(keyView) }
+        }).pipe(adminErrors))
+      .handle("updateApiKey", ({ path, payload }) =>
+        keys.update(path.id, path.keyId, keyLimits(payload)).pipe(
+          Effect.tap((record) => audited(path.id, "api_key.changed", `${record.name} (${record.displayPrefix}): ${Object.keys(payload).join(", ")}`)),
+          Effect.flatMap((record) => keyViewWithSpend(workspaces, budgets, record)),
+          Effect.map(keyView),
+          adminErrors
+        ))
       .handle("revokeApiKey", ({ path }) =>
         keys.revoke(path.id, path.keyId).pipe(
           Effect.tap((record) => audited(path.id, "api_key.revoked", `${record.name} (${record.displayPrefix})`)),
+          Effect.flatMap((record) => keyViewWithSpend(workspaces, budgets, record)),
           Effect.map(keyView),
           adminErrors
         ))

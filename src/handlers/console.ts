@@ -13,6 +13,8 @@ import { ExportService, type ExportFailure } from "../services/exports/ExportSer
 import { Members } from "../services/people/Members"
 import { RateLimits } from "../services/limits/RateLimits"
 import { ModelCatalog } from "../services/forwarding/ModelCatalog"
+import { Budgets } from "../services/limits/Budgets"
+import { keyLimits, keyViewsWithSpend, keyViewWithSpend } from "./keySpend"
 import { Routes } from "../services/forwarding/Routes"
 import { UsageOverview } from "../services/usage/4-UsageOverview"
 import { workspaceModels, WorkspaceLimits } from "../services/limits/WorkspaceLimits"
@@ -57,6 +59,7 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
     const limits = yield* WorkspaceLimits
     const exports = yield* ExportService
     const rateLimits = yield* RateLimits
+    const budgets = yield* Budgets
     const credentials = yield* ProviderCredentials
     const routes = yield* Routes
     const catalog = yield* ModelCatalog
@@ -83,6 +86,17 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
     const audited = (actor: ConsoleActor, workspaceId: string, action: AuditAction, target: string | null) =>
       Effect.flatMap(clientAddress, (address) =>
         audit.record({ workspaceIds: [workspaceId], actor: actorLabel(actor), action, target, address }))
+
+    /** A member acts only on their own keys; others' are as invisible as they are in the list (404). */
+    const ownKeyOnly = (workspaceId: string, keyId: string, actor: ConsoleActor) =>
+      Effect.flatMap(keys.list(workspaceId), (list) => {
+        const own = list.some((k) =>
+          k.id === keyId && actor.kind === "person" && k.createdByPerson._tag === "Some" && k.createdByPerson.value === actor.personId
+        )
+        return own
+          ? Effect.void
+          : Effect.fail(new ConsoleError({ status: 404, code: "api_key_not_found", message: `No API key with id ${keyId} in this workspace.` }))
+      })
 
     const settingsView = (granted: WorkspaceAccess) =>
       Effect.map(limits.readings(granted.workspace), (readings) => ({ ...granted.workspace.settings, limits: readings }))
@@ -129,13 +143,13 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
         consoleErrors(Effect.map(allowed(path.id, "member"), ({ workspace }) => ({ data: workspaceModels(catalog, workspace) }))))
       .handle("listApiKeys", ({ path }) =>
         consoleErrors(Effect.gen(function*() {
-          const { actor, role } = yield* allowed(path.id, "member")
+          const { actor, role, workspace } = yield* allowed(path.id, "member")
           const list = yield* keys.list(path.id)
           // Members see only the keys they created themselves.
           const visible = role === "admin" || actor.kind !== "person"
             ? list
             : list.filter((k) => k.createdByPerson._tag === "Some" && k.createdByPerson.value === actor.personId)
-          return { data: visible.map(keyView) }
+          return { data: yield* keyViewsWithSpend(budgets, workspace, visible) }
         })))
       .handle("createApiKey", ({ path, payload }) =>
         consoleErrors(Effect.gen(function*() {
@@ -147,24 +161,44 @@ export const ConsoleHandlers = HttpApiBuilder.group(WorkspaceApi, "console", (ha
             path.id,
             payload.name,
             payload.scopes,
-            actor.kind === "operator" ? { label: "operator" } : { label: actor.email, personId: actor.personId }
+            actor.kind === "operator" ? { label: "operator" } : { label: actor.email, personId: actor.personId },
+            keyLimits(payload)
           )
           yield* audited(actor, path.id, "api_key.created", `${record.name} (${record.displayPrefix})`)
-          return { ...keyView(record), key }
+          return { ...keyView(record, Option.isSome(record.budget) ? 0 : null), key }
+        })))
+      .handle("updateApiKey", ({ path, payload }) =>
+        consoleErrors(Effect.gen(function*() {
+          const { actor, role, workspace } = yield* allowed(path.id, "member")
+          if (role !== "admin") yield* ownKeyOnly(path.id, path.keyId, actor)
+          const record = yield* keys.update(path.id, path.keyId, keyLimits(payload))
+          yield* audited(actor, path.id, "api_key.changed", `${record.name} (${record.displayPrefix}): ${Object.keys(payload).join(", ")}`)
+          return (yield* keyViewsWithSpend(budgets, workspace, [record]))[0]!
+        })))
+      .handle("budget", ({ path }) =>
+        consoleErrors(Effect.gen(function*() {
+          const { workspace } = yield* allowed(path.id, "member")
+          const budget = workspace.settings.budget
+          if (budget === null) return { budget: null, spentUsd: null, reservedUsd: null, periodStart: null, resetAt: null }
+          const status = yield* Effect.option(budgets.status(workspace, null, budget))
+          return Option.match(status, {
+            onNone: () => ({ budget, spentUsd: null, reservedUsd: null, periodStart: null, resetAt: null }),
+            onSome: (s) => ({
+              budget,
+              spentUsd: s.spentUsd,
+              reservedUsd: s.reservedUsd,
+              periodStart: s.periodStart.toISOString(),
+              resetAt: s.resetAt.toISOString()
+            })
+          })
         })))
       .handle("revokeApiKey", ({ path }) =>
         consoleErrors(Effect.gen(function*() {
           const { actor, role } = yield* allowed(path.id, "member")
-          if (role !== "admin") {
-            // A member may revoke only their own keys; others' are as invisible as they are in the list.
-            const own = (yield* keys.list(path.id)).some((k) =>
-              k.id === path.keyId && actor.kind === "person" && k.createdByPerson._tag === "Some" && k.createdByPerson.value === actor.personId
-            )
-            if (!own) return yield* Effect.fail(new ConsoleError({ status: 404, code: "api_key_not_found", message: `No API key with id ${path.keyId} in this workspace.` }))
-          }
+          if (role !== "admin") yield* ownKeyOnly(path.id, path.keyId, actor)
           const record = yield* keys.revoke(path.id, path.keyId)
           yield* audited(actor, path.id, "api_key.revoked", `${record.name} (${record.displayPrefix})`)
-          return keyView(record)
+          return yield* keyViewWithSpend(workspaces, budgets, record)
         })))
       .handle("runExport", ({ path, payload }) =>
         Effect.gen(function*() {

@@ -35,7 +35,8 @@ export const invitedView = (config: Pick<AppConfigShape, "publicUrl" | "basePath
   invitationExpiresAt: invitation.expiresAt.toISOString()
 })
 
-export const keyView = (k: ApiKeyRecord) => ({
+/** `spentUsd`: in the key's budget's current period (src/handlers/keySpend.ts reads it). */
+export const keyView = (k: ApiKeyRecord, spentUsd: number | null) => ({
   id: k.id,
   name: k.name,
   displayPrefix: k.displayPrefix,
@@ -43,6 +44,9 @@ export const keyView = (k: ApiKeyRecord) => ({
   createdAt: k.createdAt.toISOString(),
   revokedAt: Option.getOrNull(Option.map(k.revokedAt, (d) => d.toISOString())),
   lastUsedAt: Option.getOrNull(Option.map(k.lastUsedAt, (d) => d.toISOString())),
+  budget: Option.getOrNull(k.budget),
+  spentUsd,
+  expiresAt: Option.getOrNull(Option.map(k.expiresAt, (d) => d.toISOString())),
   createdBy: k.createdBy
 })
 

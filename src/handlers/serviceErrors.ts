@@ -1,7 +1,7 @@
 // The admin API and the console answer the same service errors with the same words, in the same body
 // ({ error: { code, message, field? } }): mapped once here, each handler wraps the fields in its own error class.
 import type { StorageFailure } from "../platform/StorageFailure"
-import type { ApiKeyNotFound } from "../services/identity/ApiKeys"
+import type { ApiKeyNotFound, KeyExpiryInPast } from "../services/identity/ApiKeys"
 import type { LastAdmin, MemberNotFound } from "../services/people/Members"
 import type { CredentialsKeyMissing } from "../services/providerKeys/ProviderCredentials"
 import type { ProviderKeyRejected, ProviderKeyUncheckable, ProviderKeyUnroutable } from "../services/providerKeys/ProviderKeyCheck"
@@ -25,6 +25,7 @@ export type ProviderKeyRefusal = CredentialsKeyMissing | ProviderKeyRejected | P
 export type ServiceError =
   | WorkspaceNotFound
   | ApiKeyNotFound
+  | KeyExpiryInPast
   | MemberNotFound
   | LastAdmin
   | InvalidUsageRange
@@ -39,6 +40,13 @@ export const serviceErrorFields = (error: ServiceError): ErrorFields => {
       return { status: 404, code: "workspace_not_found", message: `No workspace with id ${error.id}.` }
     case "ApiKeyNotFound":
       return { status: 404, code: "api_key_not_found", message: `No API key with id ${error.id} in this workspace.` }
+    case "KeyExpiryInPast":
+      return {
+        status: 400,
+        code: "invalid_value",
+        message: `expiresAt ${error.expiresAt.toISOString()} is in the past: a key must expire in the future.`,
+        field: "expiresAt"
+      }
     case "MemberNotFound":
       return { status: 404, code: "member_not_found", message: `No member with id ${error.id} in this workspace.` }
     case "LastAdmin":

@@ -2,6 +2,7 @@ import type { Problem } from "../domain/problem"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import type { LimitReadings, Refusal, RequestRefusal, UpstreamRefusal } from "../domain/refusals"
 import { largeBodyBytes, maxTokenBytes } from "../domain/requestBounds"
+import { resetText, usdText } from "../domain/budgets"
 import { retryHeaders, xRateLimitHeaders } from "./rateLimitHeaders"
 
 /** A refusal as an answer: the format-neutral problem and the headers to answer with. */
@@ -206,6 +207,30 @@ export const renderRefusal = (style: RefusalStyle, refusal: Refusal): Rendered =
       return {
         problem: { status: 503, code: "rate_limit_unavailable", message: "Rate limits cannot be checked right now. Retry shortly." },
         headers: retryHeaders(1_000)
+      }
+    case "BudgetExceeded": {
+      const whose = refusal.scope === "key" ? "This API key's" : "This workspace's"
+      const resets = resetText(refusal.resetAt, refusal.timezone)
+      const seconds = Math.max(1, Math.ceil((refusal.resetAt - Date.now()) / 1_000))
+      return {
+        problem: {
+          status: 429,
+          code: "budget_exceeded",
+          message: `${whose} budget of ${usdText(refusal.amountUsd)} per ${refusal.period} is spent or held by requests in progress: ` +
+            `this request's largest possible cost does not fit. It resets at ${resets} (${refusal.timezone}).`
+        },
+        // Until the period ends: the client libraries must not retry it meanwhile.
+        headers: {
+          ...(refusal.readings === undefined ? noHeaders : style.rateLimitHeaders(refusal.readings)),
+          "retry-after": String(seconds),
+          "x-should-retry": "false"
+        }
+      }
+    }
+    case "BudgetUnavailable":
+      return {
+        problem: { status: 503, code: "budget_unavailable", message: "Budgets cannot be checked right now, so requests are refused. Retry shortly." },
+        headers: { ...(refusal.readings === undefined ? noHeaders : style.rateLimitHeaders(refusal.readings)), ...retryHeaders(1_000) }
       }
     case "ServiceStopping":
       return {

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest"
 import { useApp } from "../support/app"
 import { checkPage, hasChromium, newContext, useBrowser } from "./browser"
 import {
-  activityRows, adminSession, apiKeys, auditEntries, daysAgo, type Handler, memberSession, members, operatorSession,
+  activityRows, adminSession, apiKeys, auditEntries, budgetStatus, daysAgo, type Handler, memberSession, members, operatorSession,
   settings, stubConsoleApi, upstreams, usageRows, webhookDeliveries, webhooks
 } from "./stubApi"
 
@@ -26,7 +26,9 @@ const workspaceAnswer = (
   if (path === "session") return method === "DELETE" ? { status: 204 } : { status: 200, body: session }
   if (path === "workspaces/ws1/usage") return { status: 200, body: { data: usageRows } }
   if (path === "workspaces/ws1/activity") return { status: 200, body: { data: activityRows } }
+  if (path === "workspaces/ws1/settings" && method === "PATCH") return { status: 200, body: { ...settings, ...(body as object) } }
   if (path === "workspaces/ws1/settings") return { status: 200, body: settings }
+  if (path === "workspaces/ws1/budget") return { status: 200, body: budgetStatus }
   if (path === "workspaces/ws1/provider-keys") {
     // A member learns only whether a key is set.
     const admin = session === adminSession
@@ -64,10 +66,13 @@ const workspaceAnswer = (
   if (path === "workspaces/ws1/webhooks/wh1" && method === "DELETE") return { status: 200, body: webhooks[0] }
   if (path === "workspaces/ws1/api-keys" && method === "GET") return { status: 200, body: { data: apiKeys } }
   if (path === "workspaces/ws1/api-keys" && method === "POST") {
-    const { name, scopes } = body as { name: string; scopes: Array<string> }
+    const { budget, expiresAt, name, scopes } = body as { name: string; scopes: Array<string>; budget?: unknown; expiresAt?: string }
     return {
       status: 201,
-      body: { id: "k3", name, scopes, displayPrefix: "wsk_new1…", createdAt: new Date().toISOString(), revokedAt: null, lastUsedAt: null, createdBy: "ada@example.com", key: "wsk_new1_secretsecretsecret" }
+      body: {
+        id: "k3", name, scopes, displayPrefix: "wsk_new1…", createdAt: new Date().toISOString(), revokedAt: null, lastUsedAt: null, createdBy: "ada@example.com",
+        budget: budget ?? null, spentUsd: budget === undefined ? null : 0, expiresAt: expiresAt ?? null, key: "wsk_new1_secretsecretsecret"
+      }
     }
   }
   if (path === "workspaces/ws1/api-keys/k1" && method === "DELETE") return { status: 200, body: { ...apiKeys[0], revokedAt: new Date().toISOString() } }
@@ -135,6 +140,10 @@ describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_
     expect(await page.locator("[data-total=tokens]").textContent()).toBe("14,300")
     expect(await page.locator("[data-total=cost]").textContent()).toBe("$0.1307")
     expect(await page.locator(".chart canvas").count()).toBe(5)
+    // The workspace budget: spent and reserved against the amount.
+    const budget = page.getByRole("group", { name: "Workspace budget" })
+    expect(await budget.textContent()).toContain("$31.25 spent of $50.00 per month, $4.50 reserved by requests in progress")
+    expect(await budget.getByRole("meter").getAttribute("aria-valuenow")).toBe("35.75")
     await page.getByText("Requests per day: show the numbers").click()
     const row = page.getByRole("row", { name: new RegExp(daysAgo(2)) }).first()
     expect(await row.textContent()).toContain("20")
@@ -170,9 +179,22 @@ describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_
     await open(page, `${app.current.url}/console/w/ws1/keys`, "API keys")
     await page.getByRole("cell", { name: "wsk_3f9a…" }).waitFor()
     await checkPage(page, "04-keys")
+    const billing = page.getByRole("row", { name: /billing-service/ })
+    expect(await billing.textContent()).toContain("$20.00/week$3.50 spentExpires Mar 31, 2027")
     await page.getByLabel("Name").fill("reporting")
     await page.getByLabel(/USAGE_EXPORT_API/).check()
+    await page.getByLabel("Amount (US dollars)").fill("-3")
+    await page.getByText("A number of dollars above 0, or empty for no budget.").waitFor()
+    expect(await page.getByRole("button", { name: "Create key" }).isDisabled()).toBe(true)
+    await page.getByLabel("Amount (US dollars)").fill("12.5")
+    await page.getByLabel("Period").selectOption("day")
+    await page.getByLabel(/^Expires/).fill("2030-01-31T18:00")
+    await checkPage(page, "04b-key-create-budget")
+    const posted = page.waitForRequest((request) => request.method() === "POST" && request.url().endsWith("/api-keys"))
     await page.getByRole("button", { name: "Create key" }).click()
+    const sent = (await posted).postDataJSON() as { budget: unknown; expiresAt: string }
+    expect(sent.budget).toEqual({ amountUsd: 12.5, period: "day" })
+    expect(new Date(sent.expiresAt).getTime()).toBe(new Date("2030-01-31T18:00").getTime())
     await page.getByText("wsk_new1_secretsecretsecret").waitFor()
     expect(await page.getByRole("button", { name: "Copy key" }).isVisible()).toBe(true)
     await checkPage(page, "05-key-created")
@@ -238,7 +260,14 @@ describe.skipIf(!hasChromium)("web console pages (stubbed API)", { timeout: 120_
     await open(page, `${app.current.url}/console/w/ws1/settings`, "Settings")
     await page.getByRole("cell", { name: "588" }).waitFor()
     expect(await page.getByLabel("Workspace time zone").inputValue()).toBe("Europe/Berlin")
+    expect(await page.getByLabel("Amount (US dollars)").inputValue()).toBe("50")
     await checkPage(page, "10-settings")
+    await page.getByLabel("Amount (US dollars)").fill("75")
+    const patched = page.waitForRequest((request) => request.method() === "PATCH" && request.url().endsWith("/settings"))
+    await page.getByRole("button", { name: "Save", exact: true }).click()
+    // Only what changed is sent.
+    expect((await patched).postDataJSON()).toEqual({ budget: { amountUsd: 75, period: "month" } })
+    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor()
     await page.getByRole("link", { name: "Audit" }).click()
     await page.getByRole("heading", { level: 1, name: "Audit" }).waitFor()
     await page.getByRole("rowheader", { name: "api_key.created" }).waitFor()

@@ -66,11 +66,13 @@ export const activityRows = [
 export const apiKeys = [
   {
     id: "k1", name: "billing-service", displayPrefix: "wsk_3f9a…", scopes: ["COMPLETION_API", "USAGE_EXPORT_API"],
-    createdAt: "2026-10-02T09:30:00Z", revokedAt: null, lastUsedAt: "2026-11-20T14:00:00Z", createdBy: "ada@example.com"
+    createdAt: "2026-10-02T09:30:00Z", revokedAt: null, lastUsedAt: "2026-11-20T14:00:00Z", createdBy: "ada@example.com",
+    budget: { amountUsd: 20, period: "week", alertThresholds: [0.8, 1] }, spentUsd: 3.5, expiresAt: "2027-03-31T12:00:00Z"
   },
   {
     id: "k2", name: "old-bot", displayPrefix: "wsk_77c1…", scopes: ["COMPLETION_API"],
-    createdAt: "2026-06-11T08:00:00Z", revokedAt: "2026-09-01T10:00:00Z", lastUsedAt: null, createdBy: "operator"
+    createdAt: "2026-06-11T08:00:00Z", revokedAt: "2026-09-01T10:00:00Z", lastUsedAt: null, createdBy: "operator",
+    budget: null, spentUsd: null, expiresAt: null
   }
 ]
 
@@ -81,6 +83,7 @@ export const settings = {
   byokModels: { provider_a: ["chatgen-4o"] },
   rateLimits: {},
   timezone: "Europe/Berlin",
+  budget: { amountUsd: 50, period: "month" },
   limits: [
     { family: "chat_completions", model: null, requestsPerMinute: 600, tokensPerMinute: 200000, remainingRequests: 588, remainingTokens: 191200 },
     { family: "usage_export", model: null, requestsPerMinute: 10, tokensPerMinute: 0, remainingRequests: 10, remainingTokens: null }
@@ -124,3 +127,11 @@ export const webhookDeliveries = [
   { eventId: "evt_0b7e4c1d9a2f4e6b8d3c5a7f1e9b2d4c", type: "budget.threshold_reached", attempt: 2, status: "delivered", at: `${daysAgo(1)}T09:10:05.000Z`, responseStatus: 200 },
   { eventId: "evt_0b7e4c1d9a2f4e6b8d3c5a7f1e9b2d4c", type: "budget.threshold_reached", attempt: 1, status: "failed", at: `${daysAgo(1)}T09:10:00.000Z`, responseStatus: 503, error: "the receiver answered 503" }
 ]
+/** The workspace's budget this month: spent, and held by requests in progress. */
+export const budgetStatus = {
+  budget: settings.budget,
+  spentUsd: 31.25,
+  reservedUsd: 4.5,
+  periodStart: "2026-10-31T23:00:00.000Z",
+  resetAt: "2026-11-30T23:00:00.000Z"
+}

@@ -89,4 +89,33 @@ export const apiKeysContract = (it: Vitest.MethodsNonLive<ApiKeys | Workspaces, 
       yield* keys.revoke(id, record.id)
       expect(keys.isKnownValid(hex)).toBe(false)
     }))
+
+  it.effect("keeps a key's budget and expiry, changes or removes them, and refuses an expiry already past at creation", () =>
+    Effect.gen(function*() {
+      const keys = yield* ApiKeys
+      const { id } = yield* workspace
+      const budget = { amountUsd: 25, period: "week" as const, alertThresholds: [0.8, 1] }
+      const expiresAt = new Date(Date.now() + 3_600_000)
+      const { key, record } = yield* keys.create(id, "capped", ["COMPLETION_API"], undefined, { budget, expiresAt })
+      expect(record.budget).toEqual(Option.some(budget))
+      expect(Option.map(record.expiresAt, (at) => at.getTime())).toEqual(Option.some(expiresAt.getTime()))
+      const found = Option.getOrThrow(yield* keys.findByHash(hashApiKey(key)))
+      expect(found.budget).toEqual(budget)
+      expect(found.expiresAt?.getTime()).toBe(expiresAt.getTime())
+      // Absent leaves a field, null removes it.
+      const changed = yield* keys.update(id, record.id, { budget: { amountUsd: 5, period: "day" } })
+      expect(changed.budget).toEqual(Option.some({ amountUsd: 5, period: "day" }))
+      expect(Option.isSome(changed.expiresAt)).toBe(true)
+      const cleared = yield* keys.update(id, record.id, { budget: null, expiresAt: null })
+      expect(cleared.budget).toEqual(Option.none())
+      expect(cleared.expiresAt).toEqual(Option.none())
+      // An expiry moved into the past: the key is no longer known valid.
+      const hex = hashApiKey(key).toString("hex")
+      expect(keys.isKnownValid(hex)).toBe(true)
+      yield* keys.update(id, record.id, { expiresAt: new Date(Date.now() - 1_000) })
+      expect(keys.isKnownValid(hex)).toBe(false)
+      const past = yield* Effect.flip(keys.create(id, "stale", ["COMPLETION_API"], undefined, { expiresAt: new Date(Date.now() - 1_000) }))
+      expect(past._tag).toBe("KeyExpiryInPast")
+      expect((yield* Effect.flip(keys.update(id, crypto.randomUUID(), { budget: null })))._tag).toBe("ApiKeyNotFound")
+    }))
 }

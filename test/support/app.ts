@@ -20,6 +20,7 @@ import { UsageOverview } from "../../src/services/usage/4-UsageOverview"
 import { AuditLog } from "../../src/services/workspaces/AuditLog"
 import { Workspaces } from "../../src/services/workspaces/Workspaces"
 import { WebhookStore } from "../../src/services/webhooks/WebhookStore/index"
+import { BudgetStore } from "../../src/services/limits/BudgetStore"
 import { freshDatabaseUrl } from "./database"
 import { removeTempDir, tempDir } from "./tempDirs"
 
@@ -72,7 +73,8 @@ export const MemoryStores = Layer.mergeAll(
   ProviderKeys.memory,
   WebhookStore.memory,
   linkedMemoryExportStorage,
-  UsageJournal.none
+  UsageJournal.none,
+  BudgetStore.memory
 ).pipe(
   Layer.provideMerge(ApiKeys.memory),
   Layer.provideMerge(Workspaces.memory),

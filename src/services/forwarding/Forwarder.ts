@@ -29,6 +29,7 @@ import { formatTraceparent } from "../../domain/traceContext"
 import { Prices } from "../usage/Prices"
 import { ProviderCredentials } from "../providerKeys/ProviderCredentials"
 import { type Admission, RateLimits } from "../limits/RateLimits"
+import { type BudgetHold, Budgets } from "../limits/Budgets"
 import { classify, discard, unreadable, UpstreamClient, UpstreamFailure, type UpstreamResponse } from "./UpstreamClient"
 import { operatorWords } from "./UpstreamFailure"
 import { type ApiRequestRecord, UsageRecorder } from "../usage/1-UsageRecorder"
@@ -106,6 +107,8 @@ interface Exchange extends ForwardInput {
   readonly sentAt?: number
   /** The upstream exchange's span, ended when the request is recorded (traces exported only). */
   readonly span?: Tracer.Span | undefined
+  /** The budgets' reservation, settled to the recorded cost (none for what is not billed). */
+  readonly budget?: BudgetHold | undefined
 }
 
 /** Answers longer than this are read for usage without being parsed whole, where the protocol can. */
@@ -217,6 +220,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       const recorder = yield* UsageRecorder
       const prices = yield* Prices
       const rateLimits = yield* RateLimits
+      const budgets = yield* Budgets
       const metrics = yield* Metrics
       const config = yield* AppConfig
       const { upstreamLimits } = config
@@ -265,6 +269,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         const tokens = boundUsage(result, input.usageCeiling)
         const cost = boundedCost(prices.cost(input.model, tokens.value))
         const clamped = [...tokens.clamped, ...cost.clamped]
+        const budgetSettled = input.budget === undefined ? Effect.void : input.budget.settle(cost.value)
         const model = input.family === "usage_export" ? undefined : catalog.find(input.provider.id, input.family, input.model)
         metrics.usage({
           family: input.family,
@@ -277,11 +282,11 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
           settledTokens(tokens.value.inputTokens + tokens.value.outputTokens, input.reservedTokens, model?.contextLength)
         )
         return Effect.zipRight(
-          clamped.length === 0 ? settle : Effect.zipRight(
+          clamped.length === 0 ? Effect.zipRight(settle, budgetSettled) : Effect.zipRight(
             Effect.logWarning("upstream usage out of range: recorded as the bound").pipe(
               Effect.annotateLogs({ model: input.model, requestId: input.requestId ?? null, clamped })
             ),
-            settle
+            Effect.zipRight(settle, budgetSettled)
           ),
           recorder.record({
             recordId: crypto.randomUUID(),
@@ -453,6 +458,8 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
           let admittedAt: { readonly admission: Admission; readonly started: number; readonly input: Exchange } | undefined
           // The upstream's answer once its headers came: ended if the request is interrupted before it is read or relayed.
           let answer: UpstreamResponse | undefined
+          // The budgets' reservation: given back if the client leaves before the request is sent.
+          let held: BudgetHold | undefined
           return Effect.gen(function*() {
             // A large body was read, checked and counted: its slot goes to the next while this one is upstream.
             yield* Effect.flatten(FiberRef.get(releaseLargeBodySlot))
@@ -465,11 +472,19 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               model: request.model,
               tokens: request.reservedTokens
             })
+            // Every budget that applies holds the request's largest possible cost before it goes upstream; refused,
+            // its rate-limit tokens go back.
+            const budget = request.endpoint === undefined ? undefined : yield* budgets.reserve(
+              request.principal,
+              prices.cost(request.model, { inputTokens: request.estimatedInputTokens, outputTokens: request.usageCeiling.outputTokens }),
+              admission.readings
+            ).pipe(Effect.tapError(() => admission.settle(0)))
+            held = budget
             // The workspace's own key when it has one for this provider: never the service's key instead.
             const ownKey = yield* credentials.keyFor(request.principal.workspace.id, request.provider.id).pipe(
               Effect.map(Option.getOrUndefined),
               Effect.catchAll((failure) =>
-                refuse({ ...request, ownKey: undefined }, admission, started, new WorkspaceKeyUnusable({
+                refuse({ ...request, ownKey: undefined, budget }, admission, started, new WorkspaceKeyUnusable({
                   provider: request.provider.id,
                   reason: failure._tag === "ProviderKeyUnreadable" ? "unreadable" : "unavailable",
                   ...admitted(admission)
@@ -478,7 +493,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             const attempts = request.route.attempts(request.model, ownKey !== undefined)
             if (attempts.length === 0) {
               // The workspace's own key goes to native deployments only, and this route has none for the model.
-              return yield* refuse({ ...request, ownKey }, admission, started, new WorkspaceKeyUnusable({
+              return yield* refuse({ ...request, ownKey, budget }, admission, started, new WorkspaceKeyUnusable({
                 provider: request.provider.id,
                 reason: "unavailable",
                 ...admitted(admission)
@@ -497,7 +512,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               ? request.upstreamHeaders ?? noHeaders
               : { ...request.upstreamHeaders, traceparent: formatTraceparent(exchangeSpan) }
             const sentAt = performance.now()
-            let input: Exchange = { ...request, ownKey, sentAt, span: exchangeSpan, deployment: attempts[0]!.deployment }
+            let input: Exchange = { ...request, ownKey, sentAt, span: exchangeSpan, deployment: attempts[0]!.deployment, budget }
             admittedAt = { admission, started, input }
             // Deployments are tried in order until one answers with something other than a failure worth another
             // try; only the last attempt's failure reaches the client (nothing has been sent to it yet).
@@ -580,7 +595,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                 Effect.sync(() => {
                   if (answer !== undefined) discard(answer.body)
                 }),
-                admittedAt === undefined ? Effect.void : record(admittedAt.input, admittedAt.admission, admittedAt.started, {
+                admittedAt === undefined ? (held === undefined ? Effect.void : held.settle(0)) : record(admittedAt.input, admittedAt.admission, admittedAt.started, {
                   status: 499,
                   outcome: "cancelled",
                   inputTokens: request.estimatedInputTokens,

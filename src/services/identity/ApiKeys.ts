@@ -8,6 +8,7 @@ import { validKeyHashesFromDatabase, validKeyHashesInMemory } from "./validKeyHa
 import { type Workspace } from "../../domain/workspace"
 import { StoredWorkspaceSettings } from "../../domain/workspaceSettings"
 import { Schema } from "effect"
+import { Budget } from "../../domain/budgets"
 
 export interface ApiKeyRecord {
   readonly id: string
@@ -22,6 +23,16 @@ export interface ApiKeyRecord {
   readonly createdBy: string
   /** The person who created it, when it was a person (members see and revoke only their own keys). */
   readonly createdByPerson: Option.Option<string>
+  /** The key's own spend cap (docs/budgets.md). */
+  readonly budget: Option.Option<Budget>
+  /** After it the key is refused like a revoked one. */
+  readonly expiresAt: Option.Option<Date>
+}
+
+/** A key's budget and expiry: at creation, or changed (null: removed; absent: unchanged). */
+export interface KeyLimits {
+  readonly budget?: Budget | null | undefined
+  readonly expiresAt?: Date | null | undefined
 }
 
 /** Who creates a key; the admin API and the CLI create keys as the operator. */
@@ -39,9 +50,27 @@ export interface KeyWithWorkspace {
   readonly scopes: ReadonlyArray<Scope>
   readonly revoked: boolean
   readonly workspace: Workspace
+  readonly budget: Budget | undefined
+  readonly expiresAt: Date | undefined
 }
 
 export class ApiKeyNotFound extends Data.TaggedError("ApiKeyNotFound")<{ readonly id: string }> {}
+
+/** A key created to expire at a time already past: it could never be used. */
+export class KeyExpiryInPast extends Data.TaggedError("KeyExpiryInPast")<{ readonly expiresAt: Date }> {}
+
+/** Refused at creation: an expiry already past. */
+const expiryChecked = (limits: KeyLimits) =>
+  Effect.clockWith((clock) =>
+    limits.expiresAt !== undefined && limits.expiresAt !== null && limits.expiresAt.getTime() <= clock.unsafeCurrentTimeMillis()
+      ? Effect.fail(new KeyExpiryInPast({ expiresAt: limits.expiresAt }))
+      : Effect.void
+  )
+
+const decodeBudget = Schema.decodeUnknownOption(Budget)
+
+/** A stored budget that no longer decodes (hand-edited) counts as none, rather than failing the key. */
+const storedBudget = (raw: unknown): Option.Option<Budget> => (raw === null || raw === undefined ? Option.none() : decodeBudget(raw))
 
 export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
   /** Returns the plaintext key once; only its hash is kept. */
@@ -49,8 +78,15 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
     workspaceId: string,
     name: string,
     scopes: ReadonlyArray<Scope>,
-    creator?: KeyCreator
-  ) => Effect.Effect<{ readonly record: ApiKeyRecord; readonly key: string }, WorkspaceNotFound | StorageFailure>
+    creator?: KeyCreator,
+    limits?: KeyLimits
+  ) => Effect.Effect<{ readonly record: ApiKeyRecord; readonly key: string }, WorkspaceNotFound | KeyExpiryInPast | StorageFailure>
+  /** Sets or removes a key's budget and expiry (an expiry in the past expires the key now). */
+  readonly update: (
+    workspaceId: string,
+    keyId: string,
+    limits: KeyLimits
+  ) => Effect.Effect<ApiKeyRecord, WorkspaceNotFound | ApiKeyNotFound | StorageFailure>
   readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<ApiKeyRecord>, WorkspaceNotFound | StorageFailure>
   /** Revoking twice is fine: the first revocation time stays. */
   readonly revoke: (
@@ -89,8 +125,12 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
         last_used_at: Date | null
         created_by: string
         created_by_person: string | null
+        budget: unknown
+        expires_at: Date | null
       }
       const toRecord = (row: Row): ApiKeyRecord => ({
+        budget: storedBudget(row.budget),
+        expiresAt: Option.fromNullable(row.expires_at),
         createdBy: row.created_by,
         createdByPerson: Option.fromNullable(row.created_by_person),
         id: row.id,
@@ -103,20 +143,22 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
         lastUsedAt: Option.fromNullable(row.last_used_at)
       })
       const columns = sql`id, workspace_id, name, display_prefix, scopes, created_at, revoked_at, last_used_at, created_by,
-                         created_by_person`
+                         created_by_person, budget, expires_at`
       const storage = Effect.mapError((cause: unknown) => new StorageFailure({ cause }))
 
       return {
-        create: (workspaceId, name, scopes, creator = operatorCreator) =>
+        create: (workspaceId, name, scopes, creator = operatorCreator, limits = {}) =>
           Effect.gen(function*() {
+            yield* expiryChecked(limits)
             yield* workspaces.get(workspaceId)
             const key = generateApiKey()
             const hash = hashApiKey(key)
             const rows = yield* sql<Row>`
-              INSERT INTO api_keys (workspace_id, name, display_prefix, key_hash, scopes, created_by, created_by_person)
+              INSERT INTO api_keys (workspace_id, name, display_prefix, key_hash, scopes, created_by, created_by_person, budget, expires_at)
               VALUES (${workspaceId}, ${name}, ${displayPrefix(key)}, ${hash},
                       ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(scopes)}::jsonb)),
-                      ${creator.label}, ${creator.personId ?? null})
+                      ${creator.label}, ${creator.personId ?? null},
+                      ${limits.budget == null ? null : JSON.stringify(limits.budget)}::jsonb, ${limits.expiresAt ?? null})
               RETURNING ${columns}`.pipe(storage)
             known.learn(hash.toString("hex"), true)
             return { record: toRecord(rows[0]!), key }
@@ -141,18 +183,35 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
             known.learn(Buffer.from(rows[0].key_hash).toString("hex"), false)
             return toRecord(rows[0])
           }),
+        update: (workspaceId, keyId, limits) =>
+          Effect.gen(function*() {
+            yield* workspaces.get(workspaceId)
+            if (!isUuid(keyId)) return yield* Effect.fail(new ApiKeyNotFound({ id: keyId }))
+            const budget = limits.budget === undefined ? sql`budget` : sql`${limits.budget === null ? null : JSON.stringify(limits.budget)}::jsonb`
+            const expiresAt = limits.expiresAt === undefined ? sql`expires_at` : sql`${limits.expiresAt}::timestamptz`
+            const rows = yield* sql<Row & { key_hash: Uint8Array; valid: boolean }>`
+              UPDATE api_keys SET budget = ${budget}, expires_at = ${expiresAt}
+              WHERE id = ${keyId} AND workspace_id = ${workspaceId}
+              RETURNING ${columns}, key_hash, (revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())) AS valid`.pipe(storage)
+            const row = rows[0]
+            if (!row) return yield* Effect.fail(new ApiKeyNotFound({ id: keyId }))
+            known.learn(Buffer.from(row.key_hash).toString("hex"), row.valid)
+            return toRecord(row)
+          }),
         findByHash: (hash) =>
           sql<{
             id: string
             key_hash: Uint8Array
             scopes: Array<Scope>
             revoked_at: Date | null
+            budget: unknown
+            expires_at: Date | null
             workspace_id: string
             workspace_name: string
             settings: unknown
             workspace_created_at: Date
           }>`
-            SELECT k.id, k.key_hash, k.scopes, k.revoked_at, w.id AS workspace_id, w.name AS workspace_name,
+            SELECT k.id, k.key_hash, k.scopes, k.revoked_at, k.budget, k.expires_at, w.id AS workspace_id, w.name AS workspace_name,
                    w.settings, w.created_at AS workspace_created_at
             FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
             WHERE k.key_hash = ${Buffer.from(hash)}`.pipe(
@@ -166,6 +225,8 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
                   keyHash: row.key_hash,
                   scopes: row.scopes,
                   revoked: row.revoked_at !== null,
+                  budget: Option.getOrUndefined(storedBudget(row.budget)),
+                  expiresAt: row.expires_at ?? undefined,
                   workspace: { id: row.workspace_id, name: row.workspace_name, settings, createdAt: row.workspace_created_at }
                 }))
             })
@@ -193,11 +254,14 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
       const known = validKeyHashesInMemory()
       const strip = ({ hash: _hash, ...record }: ApiKeyRecord & { readonly hash: Buffer }): ApiKeyRecord => record
       return {
-        create: (workspaceId, name, scopes, creator = operatorCreator) =>
+        create: (workspaceId, name, scopes, creator = operatorCreator, limits = {}) =>
           Effect.gen(function*() {
+            yield* expiryChecked(limits)
             yield* workspaces.get(workspaceId)
             const key = generateApiKey()
             const stored = {
+              budget: Option.fromNullable(limits.budget),
+              expiresAt: Option.fromNullable(limits.expiresAt),
               createdBy: creator.label,
               createdByPerson: Option.fromNullable(creator.personId),
               id: crypto.randomUUID(),
@@ -229,6 +293,22 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
             known.learn(existing.hash.toString("hex"), false)
             return strip(revoked)
           }),
+        update: (workspaceId, keyId, limits) =>
+          Effect.gen(function*() {
+            yield* workspaces.get(workspaceId)
+            const existing = (yield* Ref.get(store)).get(keyId)
+            if (!existing || existing.workspaceId !== workspaceId) return yield* Effect.fail(new ApiKeyNotFound({ id: keyId }))
+            const changed = {
+              ...existing,
+              budget: limits.budget === undefined ? existing.budget : Option.fromNullable(limits.budget),
+              expiresAt: limits.expiresAt === undefined ? existing.expiresAt : Option.fromNullable(limits.expiresAt)
+            }
+            yield* Ref.update(store, (map) => new Map(map).set(keyId, changed))
+            const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+            const expired = Option.exists(changed.expiresAt, (at) => at.getTime() <= now)
+            known.learn(existing.hash.toString("hex"), Option.isNone(changed.revokedAt) && !expired)
+            return strip(changed)
+          }),
         findByHash: (hash) =>
           Effect.gen(function*() {
             const found = [...(yield* Ref.get(store)).values()].find((k) => Buffer.from(hash).equals(k.hash))
@@ -239,6 +319,8 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, {
               keyHash: found.hash,
               scopes: found.scopes,
               revoked: Option.isSome(found.revokedAt),
+              budget: Option.getOrUndefined(found.budget),
+              expiresAt: Option.getOrUndefined(found.expiresAt),
               workspace
             })
           }),

@@ -105,16 +105,16 @@ export class AuthService extends Context.Tag("AuthService")<AuthService, {
         if (Option.isNone(found) || !sameHash(found.value.keyHash, hash)) return refuse("unknown", scope, counted, address)
         const key = found.value
         if (key.revoked) return refuse("revoked", scope, counted, address)
-        // Valid after all (made on another instance a moment ago): the failure counted before the lookup goes back.
-        const valid = counted ? throttle.releaseFailure("api_key", address) : Effect.void
-        if (!key.scopes.includes(scope)) return Effect.zipRight(valid, Effect.fail(authRefused("scope", scope)))
-        return Effect.zipRight(
-          valid,
-          Effect.clockWith((clock) => {
-            lastUsed.set(key.keyId, new Date(clock.unsafeCurrentTimeMillis()))
-            return Effect.succeed({ keyId: key.keyId, scopes: key.scopes, workspace: key.workspace })
-          })
-        )
+        return Effect.clockWith((clock) => {
+          const now = clock.unsafeCurrentTimeMillis()
+          // Past its expiry a key is refused like a revoked one (checked on every request: the lookup is cached).
+          if (key.expiresAt !== undefined && key.expiresAt.getTime() <= now) return refuse("revoked", scope, counted, address)
+          // Valid after all (made on another instance a moment ago): the failure counted before the lookup goes back.
+          const valid = counted ? throttle.releaseFailure("api_key", address) : Effect.void
+          if (!key.scopes.includes(scope)) return Effect.zipRight(valid, Effect.fail(authRefused("scope", scope)))
+          lastUsed.set(key.keyId, new Date(now))
+          return Effect.as(valid, { keyId: key.keyId, scopes: key.scopes, workspace: key.workspace, budget: key.budget })
+        })
       }
 
       return {

@@ -30,7 +30,8 @@ interface ChangeRow {
 }
 
 /**
- * The valid hashes of PostgreSQL's keys: loaded now, then kept current by reading the change counter every
+ * The valid hashes of PostgreSQL's keys (not revoked, not expired: a key that expires later stays in the set, and
+ * the lookup, which checks the expiry, refuses it): loaded now, then kept current by reading the change counter every
  * `validKeysRefresh` and, when it moved, the keys changed since (another instance's, the CLI's). A read
  * that fails is logged once and retried at the next tick; what changed meanwhile is read then.
  */
@@ -45,10 +46,11 @@ export const validKeyHashesFromDatabase: Effect.Effect<ValidKeyHashes, never, Sq
         ? sql<ChangeRow>`
             WITH counter AS (SELECT version::text FROM api_key_changes)
             SELECT counter.version, encode(k.key_hash, 'hex') AS hash, true AS valid
-            FROM counter LEFT JOIN api_keys k ON k.revoked_at IS NULL`
+            FROM counter LEFT JOIN api_keys k ON k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`
         : sql<ChangeRow>`
             WITH counter AS (SELECT version::text FROM api_key_changes)
-            SELECT counter.version, encode(k.key_hash, 'hex') AS hash, k.revoked_at IS NULL AS valid
+            SELECT counter.version, encode(k.key_hash, 'hex') AS hash,
+                   k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()) AS valid
             FROM counter LEFT JOIN api_keys k ON k.change_version > ${since.toString()}::bigint`
     const apply = (since: bigint | undefined, rows: ReadonlyArray<ChangeRow>): boolean => {
       const read = BigInt(rows[0]?.version ?? "0")

@@ -10,6 +10,7 @@ export type AuditAction =
   | "session.signed_out"
   | "api_key.created"
   | "api_key.revoked"
+  | "api_key.changed"
   | "member.invited"
   | "member.changed"
   | "member.removed"
@@ -31,6 +32,7 @@ export const auditActions: ReadonlyArray<AuditAction> = [
   "session.signed_out",
   "api_key.created",
   "api_key.revoked",
+  "api_key.changed",
   "member.invited",
   "member.changed",
   "member.removed",

@@ -1,6 +1,6 @@
 import { query, request } from "./client"
 import type {
-  ActivityRow, ApiKey, AuditEntry, ConsoleSettings, CreatedApiKey, GroupBy, Invitation, InvitationInfo, Member, Page, PasswordResetInfo, Person,
+  ActivityRow, ApiKey, AuditEntry, BudgetStatus, ConsoleSettings, KeyLimits, CreatedApiKey, GroupBy, Invitation, InvitationInfo, Member, Page, PasswordResetInfo, Person,
   ProviderKey, RecentExport,
   Role, Scope, Session, SettingsPatch, UpstreamDeployment, UsageExportDataType, UsageExportResult, UsageRow, WorkspaceModel, WorkspaceRef,
   WorkspaceSummary, Webhook, CreatedWebhook, WebhookDelivery
@@ -68,8 +68,14 @@ export const resetPassword = async (token: string, password: string): Promise<Se
 export const listApiKeys = (workspaceId: string): Promise<{ readonly data: ReadonlyArray<ApiKey> }> =>
   request("GET", ws(workspaceId, "api-keys"))
 
-export const createApiKey = (workspaceId: string, name: string, scopes: ReadonlyArray<Scope>): Promise<CreatedApiKey> =>
-  request("POST", ws(workspaceId, "api-keys"), { name, scopes })
+export const createApiKey = (workspaceId: string, name: string, scopes: ReadonlyArray<Scope>, limits: KeyLimits = {}): Promise<CreatedApiKey> =>
+  request("POST", ws(workspaceId, "api-keys"), { name, scopes, ...limits })
+
+export const updateApiKey = (workspaceId: string, keyId: string, limits: KeyLimits): Promise<ApiKey> =>
+  request("PATCH", ws(workspaceId, `api-keys/${encodeURIComponent(keyId)}`), limits)
+
+/** The workspace's budget with what its period spent and what requests in progress hold. */
+export const getBudget = (workspaceId: string): Promise<BudgetStatus> => request("GET", ws(workspaceId, "budget"))
 
 export const revokeApiKey = (workspaceId: string, keyId: string): Promise<ApiKey> =>
   request("DELETE", ws(workspaceId, `api-keys/${encodeURIComponent(keyId)}`))

@@ -4,6 +4,7 @@
  */
 import type {
   ActivityRow as ActivityRowSchema,
+  BudgetStatusView,
   ConsoleApiKeyView,
   ConsoleCreatedApiKey,
   ConsoleProviderKey,
@@ -24,6 +25,7 @@ import type { UpstreamDeploymentView } from "../../../src/api/schemas/upstreams"
 import type { UsageExportDataType, UsageExportResult } from "../../../src/api/schemas/usageExport"
 import type { CreatedWebhook as CreatedWebhookSchema, WebhookDeliveryView, WebhookView } from "../../../src/api/schemas/webhooks"
 import type { Scope as ScopeSchema } from "../../../src/domain/apiKey"
+import type { Budget as BudgetSchema, BudgetPeriod as BudgetPeriodSchema } from "../../../src/domain/budgets"
 import type { MemberRole } from "../../../src/domain/console"
 import type { WorkspaceSettingsPatch } from "../../../src/domain/workspaceSettings"
 
@@ -56,6 +58,14 @@ export type UpstreamDeployment = typeof UpstreamDeploymentView.Type
 export type Webhook = typeof WebhookView.Type
 export type CreatedWebhook = typeof CreatedWebhookSchema.Type
 export type WebhookDelivery = typeof WebhookDeliveryView.Type
+export type Budget = typeof BudgetSchema.Type
+export type BudgetPeriod = typeof BudgetPeriodSchema.Type
+export type BudgetStatus = typeof BudgetStatusView.Type
+/** A key's budget and expiry as created or changed: null removes one. */
+export interface KeyLimits {
+  readonly budget?: Budget | null
+  readonly expiresAt?: string | null
+}
 
 export interface Page<A> {
   readonly data: ReadonlyArray<A>

@@ -5,7 +5,9 @@ interface FieldProps {
   readonly label: string
   readonly value: string
   readonly onInput: (value: string) => void
-  readonly type?: "text" | "email" | "password" | "date" | "search"
+  readonly type?: "text" | "email" | "password" | "date" | "search" | "datetime-local"
+  /** A keyboard for numbers on phones ("decimal"), where the value stays text. */
+  readonly inputMode?: "decimal"
   readonly required?: boolean
   readonly minLength?: number
   readonly autoComplete?: string
@@ -29,6 +31,7 @@ export const Field = (props: FieldProps) => {
         required={props.required}
         minLength={props.minLength}
         autoComplete={props.autoComplete}
+        inputMode={props.inputMode}
         aria-invalid={props.error === undefined ? undefined : true}
         aria-describedby={describedBy === "" ? undefined : describedBy}
         onInput={(event) => props.onInput(event.currentTarget.value)}

@@ -3,10 +3,15 @@ import { createApiKey, listApiKeys, revokeApiKey } from "../api/console"
 import type { ApiKey, CreatedApiKey, Scope, WorkspaceRef } from "../api/types"
 import { ConfirmDialog } from "../components/ConfirmDialog"
 import { CopyButton } from "../components/CopyButton"
+import { BudgetFields, budgetOf, draftOf } from "../components/BudgetFields"
 import { Checkbox, Field } from "../components/Field"
 import { Empty, ErrorNote, LoadFailed, Loading } from "../components/Notice"
 import { formatTime } from "../lib/dates"
+import { formatUsd } from "../lib/format"
 import { useAction, useLoad } from "../lib/useLoad"
+
+/** A day, without the time: what fits a table cell. */
+const formatDate = (iso: string): string => new Date(iso).toLocaleDateString(undefined, { dateStyle: "medium" })
 
 const scopeLabels: Readonly<Record<Scope, string>> = {
   COMPLETION_API: "COMPLETION_API — chat completions, messages, FIM, embeddings",
@@ -67,15 +72,27 @@ const CreateKeyForm = ({ workspace, onCreated }: {
 }) => {
   const [name, setName] = useState("")
   const [scopes, setScopes] = useState<ReadonlyArray<Scope>>(["COMPLETION_API"])
+  const [budgetDraft, setBudgetDraft] = useState(() => draftOf(null))
+  const [expiry, setExpiry] = useState("")
+  const budget = budgetOf(budgetDraft)
+  // The browser's local time, as the field shows it; sent as an instant.
+  const expiresAt = expiry === "" ? null : new Date(expiry)
+  const expiryError = expiresAt !== null && !(expiresAt.getTime() > Date.now()) ? "A time in the future, or empty for none." : undefined
   const create = useAction(createApiKey)
   return (
     <form
       class="card"
       onSubmit={async (event) => {
         event.preventDefault()
-        const key = await create.run(workspace.id, name.trim(), scopes)
+        const limits = {
+          ...(budget === null || budget === undefined ? {} : { budget }),
+          ...(expiresAt === null ? {} : { expiresAt: expiresAt.toISOString() })
+        }
+        const key = await create.run(workspace.id, name.trim(), scopes, limits)
         if (key !== undefined) {
           setName("")
+          setBudgetDraft(draftOf(null))
+          setExpiry("")
           onCreated(key)
         }
       }}
@@ -93,8 +110,18 @@ const CreateKeyForm = ({ workspace, onCreated }: {
           />
         ))}
       </fieldset>
+      <BudgetFields
+        legend="Budget (optional)"
+        draft={budgetDraft}
+        onChange={setBudgetDraft}
+        hint="The most this key may spend per period; its requests are refused (429) beyond it. Empty: only the workspace's budget applies."
+      />
+      <Field label="Expires (optional, your local time)" type="datetime-local" value={expiry} onInput={setExpiry}
+        hint="After this time the key is refused (401) like a revoked one." error={expiryError} />
       <ErrorNote error={create.error} />
-      <button type="submit" disabled={create.running || scopes.length === 0 || name.trim() === ""}>Create key</button>
+      <button type="submit" disabled={create.running || scopes.length === 0 || name.trim() === "" || budget === undefined || expiryError !== undefined}>
+        Create key
+      </button>
     </form>
   )
 }
@@ -110,13 +137,19 @@ const NewKey = ({ created, onDone }: { readonly created: CreatedApiKey; readonly
   </div>
 )
 
+const statusOf = (key: ApiKey): string => {
+  if (key.revokedAt !== null) return `Revoked ${formatTime(key.revokedAt)}`
+  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= Date.now()) return "Expired"
+  return "Active"
+}
+
 const KeyTable = ({ keys, onRevoke }: { readonly keys: ReadonlyArray<ApiKey>; readonly onRevoke: (key: ApiKey) => void }) => (
   <div class="table-scroll" tabIndex={0}>
     <table>
       <thead>
         <tr>
           <th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scopes</th><th scope="col">Created by</th>
-          <th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th>
+          <th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Limits</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th>
         </tr>
       </thead>
       <tbody>
@@ -128,7 +161,16 @@ const KeyTable = ({ keys, onRevoke }: { readonly keys: ReadonlyArray<ApiKey>; re
             <td>{key.createdBy}</td>
             <td>{formatTime(key.createdAt)}</td>
             <td>{key.lastUsedAt === null ? "Never" : formatTime(key.lastUsedAt)}</td>
-            <td>{key.revokedAt === null ? "Active" : `Revoked ${formatTime(key.revokedAt)}`}</td>
+            <td class="key-limits">
+              {key.budget === null ? <div>No budget</div> : (
+                <>
+                  <div>{formatUsd(key.budget.amountUsd)}/{key.budget.period}</div>
+                  <div class="hint">{key.spentUsd === null ? "spent: unknown now" : `${formatUsd(key.spentUsd)} spent`}</div>
+                </>
+              )}
+              <div class="hint">{key.expiresAt === null ? "No expiry" : `Expires ${formatDate(key.expiresAt)}`}</div>
+            </td>
+            <td>{statusOf(key)}</td>
             <td>
               {key.revokedAt === null
                 ? <button type="button" class="danger small" aria-label={`Revoke ${key.name}`} onClick={() => onRevoke(key)}>Revoke</button>

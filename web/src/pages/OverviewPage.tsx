@@ -1,6 +1,7 @@
 import { useMemo, useState } from "preact/hooks"
-import { getActivity, getSettings, getUsage } from "../api/console"
+import { getActivity, getBudget, getSettings, getUsage } from "../api/console"
 import type { GroupBy, WorkspaceRef } from "../api/types"
+import { BudgetBar } from "../components/BudgetFields"
 import { Chart } from "../components/Chart"
 import { DateRange, defaultRange, type Range } from "../components/DateRange"
 import { Select } from "../components/Field"
@@ -39,6 +40,7 @@ export const OverviewPage = ({ workspace }: { readonly workspace: WorkspaceRef }
       <p class="lead">
         Traffic of this workspace's API keys, per day in {timezone === undefined ? "the workspace's time zone" : timezone}.
       </p>
+      <WorkspaceBudget workspace={workspace} />
       <div class="toolbar">
         <DateRange value={range} onChange={setRange} timeZone={timezone ?? "UTC"} />
         <Select label="Break down by" value={groupBy} options={groupOptions} onChange={setGroupBy} />
@@ -88,4 +90,16 @@ export const OverviewPage = ({ workspace }: { readonly workspace: WorkspaceRef }
       ) : null}
     </section>
   )
+}
+
+/** The workspace's budget in its current period, when it has one (set by admins in Settings). */
+const WorkspaceBudget = ({ workspace }: { readonly workspace: WorkspaceRef }) => {
+  const [status, reload] = useLoad(() => getBudget(workspace.id), [workspace.id])
+  if (status.state === "loading") return null
+  if (status.state === "failed") return <LoadFailed error={status.error} onRetry={reload} />
+  const { budget } = status.value
+  if (budget === null) {
+    return workspace.role === "admin" ? <p class="hint">No budget: spend is not capped. An admin can set one in Settings.</p> : null
+  }
+  return <BudgetBar status={{ ...status.value, budget }} />
 }

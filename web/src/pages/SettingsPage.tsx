@@ -3,6 +3,7 @@ import { MODEL_CATALOG, type ModelFamily } from "../../../src/domain/models"
 import { type ProviderId, providerIds } from "../../../src/domain/providerId"
 import { getSettings, saveSettings } from "../api/console"
 import type { ConsoleSettings, RateLimitReading, SettingsPatch, WorkspaceRef } from "../api/types"
+import { BudgetFields, budgetOf, draftOf } from "../components/BudgetFields"
 import { Checkbox, Select } from "../components/Field"
 import { Empty, ErrorNote, LoadFailed, Loading } from "../components/Notice"
 import { timeZones } from "../lib/dates"
@@ -55,12 +56,14 @@ const SettingsForm = ({ workspaceId, settings, onSaved }: {
   const [leaderboardsEnabled, setLeaderboardsEnabled] = useState(settings.leaderboardsEnabled)
   const [workflowsEnabled, setWorkflowsEnabled] = useState(settings.workflowsEnabled)
   const [timezone, setTimezone] = useState(settings.timezone)
+  const [budgetDraft, setBudgetDraft] = useState(() => draftOf(settings.budget))
+  const budget = budgetOf(budgetDraft, settings.budget)
   const [byok, setByok] = useState<Record<ProviderId, string>>(
     () => Object.fromEntries(providerIds.map((provider) => [provider, modelText(settings.byokModels[provider])])) as Record<ProviderId, string>
   )
   const [saved, setSaved] = useState(false)
   const save = useAction(saveSettings)
-  useEffect(() => setSaved(false), [anonymizeUsers, leaderboardsEnabled, workflowsEnabled, timezone, byok])
+  useEffect(() => setSaved(false), [anonymizeUsers, leaderboardsEnabled, workflowsEnabled, timezone, byok, budgetDraft])
   return (
     <form
       class="card"
@@ -76,7 +79,8 @@ const SettingsForm = ({ workspaceId, settings, onSaved }: {
           ...(leaderboardsEnabled === settings.leaderboardsEnabled ? {} : { leaderboardsEnabled }),
           ...(workflowsEnabled === settings.workflowsEnabled ? {} : { workflowsEnabled }),
           ...(timezone === settings.timezone ? {} : { timezone }),
-          ...(JSON.stringify(byokModels) === JSON.stringify(settings.byokModels) ? {} : { byokModels })
+          ...(JSON.stringify(byokModels) === JSON.stringify(settings.byokModels) ? {} : { byokModels }),
+          ...(budget === undefined || JSON.stringify(budget) === JSON.stringify(settings.budget) ? {} : { budget })
         }
         const answer = await save.run(workspaceId, patch)
         if (answer !== undefined) {
@@ -99,8 +103,14 @@ const SettingsForm = ({ workspaceId, settings, onSaved }: {
       <fieldset>
         <legend>Time zone</legend>
         <Select label="Workspace time zone" value={timezone} options={zones} onChange={setTimezone} />
-        <p class="hint">The overview counts days in this zone.</p>
+        <p class="hint">The overview counts days, and the budget its periods, in this zone.</p>
       </fieldset>
+      <BudgetFields
+        legend="Workspace budget"
+        draft={budgetDraft}
+        onChange={setBudgetDraft}
+        hint="Requests are refused (429) once this period's spend and the requests in progress would pass it. Periods follow the workspace time zone. Empty: no budget."
+      />
       <fieldset>
         <legend>Models with your own provider keys (BYOK)</legend>
         <p class="hint">One model per line. When set, the list replaces the catalog of that provider for this workspace.</p>
@@ -109,7 +119,7 @@ const SettingsForm = ({ workspaceId, settings, onSaved }: {
         ))}
       </fieldset>
       <ErrorNote error={save.error} />
-      <button type="submit" disabled={save.running}>Save</button>
+      <button type="submit" disabled={save.running || budget === undefined}>Save</button>
       {saved ? <span class="hint" role="status"> Saved.</span> : null}
     </form>
   )
