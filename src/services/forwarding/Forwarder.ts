@@ -2,6 +2,7 @@ import { Effect, Context, Either, Exit, FiberRef, Layer, Option, Redacted, type 
 import * as crypto from "node:crypto"
 import { AppConfig } from "../../config"
 import { findModel } from "../../domain/models"
+import { catalogFamily } from "../../domain/rateLimits"
 import { answerableStatus, type Problem } from "../../domain/problem"
 import {
   type Admitted,
@@ -264,7 +265,8 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         const tokens = boundUsage(result, input.usageCeiling)
         const cost = boundedCost(prices.cost(input.model, tokens.value))
         const clamped = [...tokens.clamped, ...cost.clamped]
-        const model = input.family === "usage_export" ? undefined : findModel(input.provider.id, input.family, input.model)
+        const family = catalogFamily(input.family)
+        const model = family === undefined ? undefined : findModel(input.provider.id, family, input.model)
         metrics.usage({
           family: input.family,
           provider: input.provider.id,

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { MODEL_CATALOG } from "../../domain/models"
 import type { ProviderId } from "../../domain/providerId"
-import { familiesWithModelLimits, familyDefaults, modelDefaults } from "../../domain/rateLimits"
+import { catalogFamily, familiesWithModelLimits, familyDefaults, modelDefaults } from "../../domain/rateLimits"
 import type { LimitFamily } from "../../domain/workspaceSettings"
 import { RateLimiter } from "./RateLimiter"
 import { bucketsOf } from "./RateLimits"
@@ -40,7 +40,7 @@ export class WorkspaceLimits extends Context.Tag("WorkspaceLimits")<WorkspaceLim
         const modelOf = (family: LimitFamily) =>
           familiesWithModelLimits.has(family)
             ? [...new Set([...Object.keys(modelDefaults), ...Object.keys(overrides.models ?? {})])]
-              .filter((model) => MODEL_CATALOG.some((info) => info.id === model && info.family === (family === "fim" ? "fim" : family)))
+              .filter((model) => MODEL_CATALOG.some((info) => info.id === model && info.family === catalogFamily(family)))
             : []
         const requests = families.flatMap((family) => [
           { family, model: undefined },
