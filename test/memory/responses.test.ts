@@ -50,7 +50,7 @@ describe("POST /provider_a/{region}/v1/responses", () => {
     expect(response.status).toBe("completed")
     expect(response.output_text.length).toBeGreaterThan(0)
     // Stateless: sent upstream with store false (the simulator echoes it back).
-    expect(response.store).toBe(false)
+    expect(response).toMatchObject({ store: false })
     expect(response.usage!.input_tokens).toBeGreaterThan(0)
     expect(raw.headers.get("x-ratelimit-limit-requests")).toBe("500")
     expect(raw.headers.get("x-ratelimit-limit-tokens")).toBe("60000")
@@ -146,7 +146,38 @@ describe("POST /provider_a/{region}/v1/responses", () => {
     })
     expect(exported.status).toBe(200)
     const line = exported.lines!.find((found) => found.includes(",chatgen-4.1-nano,"))
-    expect(line?.split(",").slice(1, 9)).toEqual(["api", "chatgen-4.1-nano", "provider_a", "eu", "1", "0", String(usage.input_tokens), String(usage.output_tokens)])
+    expect(line?.split(",").slice(2, 10)).toEqual(["api", "chatgen-4.1-nano", "provider_a", "eu", "1", "0", String(usage.input_tokens), String(usage.output_tokens)])
+  })
+
+  it("a failure inside the stream reaches the client as the error event, which the library raises", async () => {
+    const stream = client.responses.stream({ model, input: "Tell a story [simulator fault=mid_stream_error fault_after=3]" })
+    const failure = await failureOf((async () => {
+      for await (const _event of stream) { /* until it fails */ }
+    })())
+    expect(failure).toBeInstanceOf(ProviderAClient.APIError)
+    expect(String(failure)).toMatch(/interrupted/)
+  })
+
+  it("a stream the client leaves is billed for what was generated", async () => {
+    const leftModel = "chatgen-4.1-mini"
+    const stream = client.responses.stream({ model: leftModel, input: "Tell a long story [simulator chunk_delay_ms=100 output_tokens=400 chunk_tokens=4]" })
+    let deltas = 0
+    for await (const event of stream) {
+      if (event.type === "response.output_text.delta" && ++deltas === 3) break
+    }
+    const day = new Date().toISOString().slice(0, 10)
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)
+    const cookie = await operatorCookie(app.current)
+    const byModel = await eventually(
+      () => consoleCall(app.current, "GET", `/console/api/workspaces/${workspaceId}/usage?from=${day}&to=${tomorrow}&timezone=UTC&groupBy=model`, { cookie }),
+      (answer) => answer.status === 200 && (answer.body.data as Array<{ group: string }>).some((row) => row.group === leftModel)
+    )
+    const row = (byModel.body.data as Array<{ group: string; requests: number; inputTokens: number; outputTokens: number }>).find((found) => found.group === leftModel)!
+    expect(row.requests).toBe(1)
+    expect(row.inputTokens).toBeGreaterThan(0)
+    // Three chunks of about four tokens were generated before the client left; far from the 400 asked for.
+    expect(row.outputTokens).toBeGreaterThan(0)
+    expect(row.outputTokens).toBeLessThan(100)
   })
 
   it("is described in the OpenAPI document", async () => {
