@@ -134,6 +134,11 @@ describe("POST /provider_a/{region}/v1/responses", () => {
     const day = new Date().toISOString().slice(0, 10)
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)
     const cookie = await operatorCookie(app.current)
+    // Recorded off the request path: awaited by its model, which no other request here uses.
+    await eventually(
+      () => consoleCall(app.current, "GET", `/console/api/workspaces/${workspaceId}/usage?from=${day}&to=${tomorrow}&timezone=UTC&groupBy=model`, { cookie }),
+      (answer) => answer.status === 200 && (answer.body.data as Array<{ group: string }>).some((row) => row.group === "chatgen-4.1-nano")
+    )
     const byFamily = await eventually(
       () => consoleCall(app.current, "GET", `/console/api/workspaces/${workspaceId}/usage?from=${day}&to=${tomorrow}&timezone=UTC&groupBy=family`, { cookie }),
       (answer) => answer.status === 200 && (answer.body.data as Array<{ group: string }>).some((row) => row.group === "responses")
