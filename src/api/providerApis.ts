@@ -40,7 +40,6 @@ const errorsOf = { provider_a: providerAErrors, provider_b: providerBErrors, pro
  */
 const forwardedStatuses: ReadonlyArray<ErrorStatus> = [400, 403, 404, 413, 415, 429, 502, 503, 504]
 
-
 /** What the document says of a forwarded endpoint beyond its schemas. */
 export interface ForwardedDoc<PayloadI> {
   readonly summary: string

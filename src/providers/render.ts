@@ -24,7 +24,7 @@ const familyNames: Readonly<Record<LimitFamily, string>> = {
   messages: "messages",
   fim: "FIM completion",
   embeddings: "embeddings",
-  responses: "response"
+  responses: "Responses API"
 }
 
 /** The shared wording of a request refusal, for dialects that have none of their own. */

@@ -72,6 +72,20 @@ describe("POST /provider_a/{region}/v1/responses", () => {
     expect(final.usage!.output_tokens).toBeGreaterThan(0)
   })
 
+  it("has its own rate limits, family responses, apart from chat completions': 429 in the chat format", async () => {
+    const limited = await createWorkspace(app.current, "Limited", { rateLimits: { families: { responses: { requestsPerMinute: 1 } } } })
+    const { key } = await createKey(app.current, limited.id, ["COMPLETION_API"])
+    const own = new ProviderAClient({ apiKey: key, baseURL: `${app.current.url}/provider_a/eu/v1`, maxRetries: 0 })
+    await own.responses.create({ model, input: "One" })
+    const refused = await failureOf(own.responses.create({ model, input: "Two" })) as InstanceType<typeof ProviderAClient.RateLimitError>
+    expect(refused).toBeInstanceOf(ProviderAClient.RateLimitError)
+    expect(refused.message).toContain("Responses API")
+    expect(refused.headers?.get("x-ratelimit-limit-requests")).toBe("1")
+    // Chat completions count in their own family.
+    const chat = await own.chat.completions.create({ model, messages: [{ role: "user", content: "Three" }] })
+    expect(chat.choices).toHaveLength(1)
+  })
+
   it("a function-call round trip: the call, then the answer to its output", async () => {
     const first = await client.responses.create({ model, input: "Weather in Paris?", tools: [weatherTool] })
     const call = first.output.find((item) => item.type === "function_call")
