@@ -210,6 +210,7 @@ describe("the Responses API on an azure deployment (/openai/v1, the deployment a
   const simulatorKey = "simulator-azure-key"
   let app: MemoryApp
   let client: ProviderAClient
+  let exportKey: string
 
   beforeAll(async () => {
     const context = await Effect.runPromise(Layer.buildWithScope(simulatorTestLayer({ apiKey: Option.some(Redacted.make(simulatorKey)) }), scope))
@@ -229,6 +230,7 @@ routes:
     app = await startApp({ UPSTREAMS_FILE: file, AZURE_SE_KEY: simulatorKey })
     const workspace = await createWorkspace(app)
     const { key } = await createKey(app, workspace.id, ["COMPLETION_API"])
+    exportKey = (await createKey(app, workspace.id, ["USAGE_EXPORT_API"])).key
     client = new ProviderAClient({ apiKey: key, baseURL: `${app.url}/provider_a/eu/v1`, maxRetries: 0 })
   })
 
@@ -244,5 +246,13 @@ routes:
     const stream = client.responses.stream({ model, input: "Count to three" })
     for await (const _event of stream) { /* drained */ }
     expect((await stream.finalResponse()).status).toBe("completed")
+    // Both recorded with the deployment that answered (the models export's last column).
+    const day = new Date().toISOString().slice(0, 10)
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)
+    const exported = await eventually(
+      () => runExport(app, exportKey, "models", { from: { date: `${day}T00:00:00`, timezone: "UTC" }, to: { date: `${tomorrow}T00:00:00`, timezone: "UTC" } }),
+      (answer) => answer.status === 200 && (answer.lines ?? []).some((line) => line.includes(`,${model},provider_a,eu,2,`))
+    )
+    expect(exported.lines!.find((line) => line.includes(`,${model},`))!.split(",").at(-1)).toBe("azure-sweden")
   })
 })
