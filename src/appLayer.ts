@@ -34,6 +34,7 @@ import { AuthService } from "./services/identity/AuthService"
 import { CredentialThrottle } from "./services/identity/CredentialThrottle/index"
 import { ChatCompletions } from "./services/endpoints/ChatCompletions"
 import { Embeddings } from "./services/endpoints/Embeddings"
+import { Responses } from "./services/endpoints/Responses"
 import { FimCompletions } from "./services/endpoints/FimCompletions"
 import { Forwarder } from "./services/forwarding/Forwarder"
 import { LargeBodies } from "./services/forwarding/LargeBodies"
@@ -113,6 +114,7 @@ const startSimulator = Layer.build(
 export const ForwardingLive = Layer.mergeAll(
   ChatCompletions.layer,
   Embeddings.layer,
+  Responses.layer,
   Messages.layer,
   CountTokens.layer,
   FimCompletions.layer,

@@ -1,12 +1,12 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Context, Schema } from "effect"
-import { builtInCatalog, type ModelFamily } from "../domain/models"
-import type { LimitFamily } from "../domain/workspaceSettings"
+import { builtInCatalog } from "../domain/models"
+import { catalogFamily } from "../domain/rateLimits"
 import type { ForwardedEndpoint } from "../providers/forwardedEndpoint"
 import type { ProviderId } from "../domain/providerId"
 import type { Provider } from "../providers/provider"
 import { providerA } from "../providers/providerA/dialect"
-import { chatCompletions, embeddings } from "../providers/providerA/endpoints"
+import { chatCompletions, embeddings, responses } from "../providers/providerA/endpoints"
 import { providerAErrors } from "../providers/providerA/error"
 import { providerB } from "../providers/providerB/dialect"
 import { countTokens, messages } from "../providers/providerB/endpoints"
@@ -40,9 +40,6 @@ const errorsOf = { provider_a: providerAErrors, provider_b: providerBErrors, pro
  */
 const forwardedStatuses: ReadonlyArray<ErrorStatus> = [400, 403, 404, 413, 415, 429, 502, 503, 504]
 
-/** The catalog's models of the endpoint's family (its rate-limit family names the same endpoint). */
-const modelFamilyOf = (family: LimitFamily): ModelFamily | undefined => (family === "usage_export" ? undefined : family)
-
 /** What the document says of a forwarded endpoint beyond its schemas. */
 export interface ForwardedDoc<PayloadI> {
   readonly summary: string
@@ -62,12 +59,12 @@ const post = <const Name extends string, P extends Provider, Payload, PayloadI, 
   endpoint: ForwardedEndpoint<Name, P, Payload, PayloadI, Success, SuccessI>,
   doc: ForwardedDoc<PayloadI>
 ) => {
-  const family = modelFamilyOf(endpoint.family)
+  const family = catalogFamily(endpoint.family)
   const models = family === undefined ? [] : builtInCatalog.ids(endpoint.provider.id, family)
   const facts = Context.make(Choices, { path: { region: endpoint.provider.regions }, body: { model: models } }).pipe(
     Context.add(RequestExample, doc.example(models[0] ?? "")),
     Context.add(PassesUpstreamRefusals, true),
-    (context) => (family === undefined ? context : Context.add(context, OperationFamily, forwardedFamilies[family]))
+    (context) => (endpoint.family === "usage_export" ? context : Context.add(context, OperationFamily, forwardedFamilies[endpoint.family]))
   )
   return HttpApiEndpoint.post(endpoint.name, `/${endpoint.provider.id}/:region${endpoint.path}`)
     .setPath(RegionPath)
@@ -146,6 +143,15 @@ export class ProviderAApi extends HttpApiGroup.make(providerA.id)
     description: "Forwards an embeddings request (a string or a list of strings, each at most 8,192 tokens) to " +
       "provider_a in the region. Usage is recorded; the answer is provider_a's list of vectors.",
     example: (model) => ({ model, input: ["The quick brown fox", "jumps over the lazy dog"] })
+  }))
+  .add(post(responses, {
+    summary: "Create a response",
+    description: "Forwards a Responses API request to provider_a in the region, stateless (sent upstream with " +
+      "`store: false`; `store: true`, `previous_response_id`, `conversation`, `background: true` and the hosted tools " +
+      "are 400 naming the field), after checking the model against the chat models of the catalog (or the workspace's " +
+      "own list), `max_output_tokens`, the context length and the workspace's `responses` rate limits. Usage and cost " +
+      "are recorded. The answer is provider_a's.",
+    example: (model) => ({ model, instructions: "You answer in one short sentence.", input: "What is a workspace-scoped API key?" })
   }))
   .add(listModels(providerA, ProviderAModels.ModelList))
   .add(retrieveModel(providerA, ProviderAModels.Model))

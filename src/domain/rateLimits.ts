@@ -1,4 +1,9 @@
+import type { ModelFamily } from "./models"
 import type { LimitFamily, LimitOverride, RateLimitOverrides } from "./workspaceSettings"
+
+/** The catalog family of a forwarded family's models: the Responses API serves the chat models. */
+export const catalogFamily = (family: LimitFamily): ModelFamily | undefined =>
+  family === "usage_export" ? undefined : family === "responses" ? "chat_completions" : family
 
 export interface Limit {
   readonly requestsPerMinute: number
@@ -11,7 +16,8 @@ export const familyDefaults: Readonly<Record<LimitFamily, Limit>> = {
   chat_completions: { requestsPerMinute: 500, tokensPerMinute: 60_000 },
   messages: { requestsPerMinute: 500, tokensPerMinute: 60_000 },
   fim: { requestsPerMinute: 500, tokensPerMinute: 60_000 },
-  embeddings: { requestsPerMinute: 500, tokensPerMinute: 60_000 }
+  embeddings: { requestsPerMinute: 500, tokensPerMinute: 60_000 },
+  responses: { requestsPerMinute: 500, tokensPerMinute: 60_000 }
 }
 
 /**
@@ -27,8 +33,8 @@ export const modelDefaults: Readonly<Record<string, Limit>> = {
   "codemodel-2501": { requestsPerMinute: 300, tokensPerMinute: 40_000 }
 }
 
-/** Families whose models have limits of their own (the spec: chat completion, messages, FIM). */
-export const familiesWithModelLimits: ReadonlySet<LimitFamily> = new Set(["chat_completions", "messages", "fim"])
+/** Families whose models have limits of their own (the spec: chat completion, messages, FIM; the Responses API). */
+export const familiesWithModelLimits: ReadonlySet<LimitFamily> = new Set(["chat_completions", "messages", "fim", "responses"])
 
 const withOverride = (base: Limit, override: LimitOverride | undefined): Limit => ({
   requestsPerMinute: override?.requestsPerMinute ?? base.requestsPerMinute,
@@ -51,7 +57,8 @@ export const defaultOutputReservation: Readonly<Record<LimitFamily, number>> = {
   chat_completions: 1_000,
   messages: 1_000,
   fim: 256,
-  embeddings: 0
+  embeddings: 0,
+  responses: 1_000
 }
 
 /** Durations as the chat-completions protocol writes its reset headers: "20ms", "1s", "6m0s", "1.5s". */

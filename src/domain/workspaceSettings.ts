@@ -4,7 +4,7 @@ import { isTimeZone } from "./console"
 import { type ProviderId, providerIds } from "./providerId"
 
 /** Families of the public API that rate limits are counted in. */
-export const LimitFamily = Schema.Literal("usage_export", "chat_completions", "messages", "fim", "embeddings")
+export const LimitFamily = Schema.Literal("usage_export", "chat_completions", "messages", "fim", "embeddings", "responses")
 export type LimitFamily = typeof LimitFamily.Type
 
 const PositiveInt = Schema.Int.pipe(Schema.greaterThanOrEqualTo(1, { message: () => "must be an integer ≥ 1" }))

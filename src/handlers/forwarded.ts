@@ -19,7 +19,8 @@ import { parseJson } from "../providers/protocol"
 import type { ForwardedEndpoint } from "../providers/forwardedEndpoint"
 import { ChatCompletions } from "../services/endpoints/ChatCompletions"
 import { Embeddings } from "../services/endpoints/Embeddings"
-import { chatCompletions, embeddings } from "../providers/providerA/endpoints"
+import { chatCompletions, embeddings, responses } from "../providers/providerA/endpoints"
+import { Responses } from "../services/endpoints/Responses"
 import { CountTokens } from "../services/endpoints/CountTokens"
 import { countTokens, messages } from "../providers/providerB/endpoints"
 import { Messages } from "../services/endpoints/Messages"
@@ -336,6 +337,7 @@ export const forwardedServices = Effect.gen(function*() {
   return {
     chatCompletions: each(chatCompletions, (yield* ChatCompletions).check),
     embeddings: each(embeddings, (yield* Embeddings).check),
+    responses: each(responses, (yield* Responses).check),
     messages: each(messages, (yield* Messages).check),
     countTokens: each(countTokens, (yield* CountTokens).check),
     fimCompletions: each(fimCompletions, (yield* FimCompletions).check)

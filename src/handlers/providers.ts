@@ -24,6 +24,7 @@ export const ProviderAHandlers = HttpApiBuilder.group(WorkspaceApi, providerA.id
     handlers
       .handleRaw(list.chatCompletions.endpoint.name, handlerOf(list.chatCompletions, maxBodyBytes))
       .handleRaw(list.embeddings.endpoint.name, handlerOf(list.embeddings, maxBodyBytes))
+      .handleRaw(list.responses.endpoint.name, handlerOf(list.responses, maxBodyBytes))
       .handle("listModels", listModelsOf(providerA, ProviderAModels.modelListOf))
       .handle("retrieveModel", retrieveModelOf(providerA, basePath, ProviderAModels.modelOf))))
 

@@ -13,7 +13,8 @@ const forwarded: ReadonlyArray<readonly [suffix: string, family: RequestFamily]>
   ["/v1/messages", "messages"],
   // Counted as a messages request, as the forwarding lane counts it (its rate-limit family).
   ["/v1/messages/count_tokens", "messages"],
-  ["/v1/fim/completions", "fim"]
+  ["/v1/fim/completions", "fim"],
+  ["/v1/responses", "responses"]
 ]
 
 /** The family of a path below BASE_PATH (without the query). */

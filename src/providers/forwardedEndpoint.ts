@@ -7,7 +7,7 @@ import type { Provider } from "./provider"
 import type { Protocol } from "./protocol"
 
 /** How the usage ledger names an endpoint. */
-export type EndpointRecord = "chat_completions" | "embeddings" | "messages" | "fim_completions"
+export type EndpointRecord = "chat_completions" | "embeddings" | "messages" | "fim_completions" | "responses"
 
 /**
  * One forwarded endpoint, declared once: the HttpApi group (and so the OpenAPI document), its

@@ -24,7 +24,8 @@ const familyNames: Readonly<Record<LimitFamily, string>> = {
   chat_completions: "chat completion",
   messages: "messages",
   fim: "FIM completion",
-  embeddings: "embeddings"
+  embeddings: "embeddings",
+  responses: "Responses API"
 }
 
 /** The shared wording of a request refusal, for dialects that have none of their own. */

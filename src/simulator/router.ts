@@ -9,6 +9,7 @@ import { serveEndpoint } from "./endpoint"
 import { serveModels } from "./models"
 import { chatCompletionsEndpoint } from "./providerA/chatCompletions"
 import { embeddingsEndpoint } from "./providerA/embeddings"
+import { responsesEndpoint } from "./providerA/responses"
 import { countTokensEndpoint } from "./providerB/countTokens"
 import { messagesEndpoint } from "./providerB/messages"
 import { fimCompletionsEndpoint } from "./providerC/fimCompletions"
@@ -17,6 +18,7 @@ export const simulatorRouter = HttpRouter.empty.pipe(
   HttpRouter.concat(azureRouter),
   HttpRouter.post("/v1/chat/completions", serveEndpoint(chatCompletionsEndpoint)),
   HttpRouter.post("/v1/embeddings", serveEndpoint(embeddingsEndpoint)),
+  HttpRouter.post("/v1/responses", serveEndpoint(responsesEndpoint)),
   HttpRouter.post("/v1/messages", serveEndpoint(messagesEndpoint)),
   HttpRouter.post("/v1/messages/count_tokens", serveEndpoint(countTokensEndpoint)),
   HttpRouter.post("/v1/fim/completions", serveEndpoint(fimCompletionsEndpoint)),

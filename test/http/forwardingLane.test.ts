@@ -9,6 +9,7 @@ import { ForwardingLane } from "../../src/http/forwardingLane"
 import { AuthService } from "../../src/services/identity/AuthService"
 import { ChatCompletions } from "../../src/services/endpoints/ChatCompletions"
 import { Embeddings } from "../../src/services/endpoints/Embeddings"
+import { Responses } from "../../src/services/endpoints/Responses"
 import { FimCompletions } from "../../src/services/endpoints/FimCompletions"
 import type { StreamSink } from "../../src/services/forwarding/Forwarder"
 import { CountTokens } from "../../src/services/endpoints/CountTokens"
@@ -45,6 +46,7 @@ const laneLayerWith = (env: Record<string, string>) => ForwardingLane.layer.pipe
   })),
   Layer.provide(Layer.succeed(ChatCompletions, unused)),
   Layer.provide(Layer.succeed(Embeddings, unused)),
+  Layer.provide(Layer.succeed(Responses, unused)),
   Layer.provide(Layer.succeed(Messages, unused)),
   Layer.provide(Layer.succeed(CountTokens, unused)),
   Layer.provide(Layer.succeed(FimCompletions, unused)),

@@ -8,6 +8,7 @@ describe("the family label of a counted request", () => {
     expect(requestFamily("/provider_b/eu/v1/messages")).toBe("messages")
     expect(requestFamily("/provider_b/eu/v1/messages/count_tokens")).toBe("messages")
     expect(requestFamily("/provider_c/eu/v1/fim/completions")).toBe("fim")
+    expect(requestFamily("/provider_a/eu/v1/responses")).toBe("responses")
     expect(requestFamily("/provider_a/eu/v1/models/chatgen-4o")).toBe("models")
     expect(requestFamily("/export/users")).toBe("usage_export")
     expect(requestFamily("/downloads/exports/abc/file.csv")).toBe("downloads")

@@ -66,6 +66,14 @@ const cases: ReadonlyArray<Case> = [
   { name: "chat completion, query string", path: "/provider_a/eu/v1/chat/completions?trace=1", body: chat(), headers: (k) => bearer(k.completion) },
   { name: "chat completion stream", path: "/provider_a/us/v1/chat/completions", body: chat({ stream: true }), headers: (k) => bearer(k.completion) },
   { name: "embeddings", path: "/provider_a/eu/v1/embeddings", body: JSON.stringify({ model: "text-embedding-ada-002", input: "hello" }), headers: (k) => bearer(k.completion) },
+  { name: "responses", path: "/provider_a/eu/v1/responses", body: JSON.stringify({ model: "chatgen-4o", input: "Say hello" }), headers: (k) => bearer(k.completion) },
+  {
+    name: "responses stream",
+    path: "/provider_a/us/v1/responses",
+    body: JSON.stringify({ model: "chatgen-4o", input: "Say hello", stream: true }),
+    headers: (k) => bearer(k.completion)
+  },
+  { name: "responses, stored", path: "/provider_a/eu/v1/responses", body: JSON.stringify({ model: "chatgen-4o", input: "x", store: true }), headers: (k) => bearer(k.completion) },
   { name: "messages stream", path: "/provider_b/eu/v1/messages", body: messages({ stream: true }), headers: (k) => bearer(k.completion) },
   { name: "FIM", path: "/provider_c/eu/v1/fim/completions", body: fim(), headers: (k) => bearer(k.completion) },
   {

@@ -8,6 +8,13 @@ export const families = {
     description: "Chat completions of provider_a, in the chat-completions wire format: the `openai` client library works " +
       "against `/provider_a/{region}/v1`. Errors are `{ error: { message, type, param, code } }`."
   },
+  responses: {
+    name: "responses",
+    description: "The Responses API of provider_a, stateless: the `openai` client library's `responses.create`, `.stream` " +
+      "and `.parse` work against `/provider_a/{region}/v1`. Nothing is stored: `store: true`, `previous_response_id`, " +
+      "`conversation` and `background: true` are refused; the client sends the conversation as `input`. Errors are " +
+      "the chat completions' `{ error: { message, type, param, code } }`."
+  },
   embeddings: {
     name: "embeddings",
     description: "Embeddings of provider_a, in the same wire format and error format as the chat completions."
@@ -48,5 +55,6 @@ export const forwardedFamilies: { readonly [F in Exclude<LimitFamily, "usage_exp
   chat_completions: families.chatCompletions,
   embeddings: families.embeddings,
   messages: families.messages,
-  fim: families.fim
+  fim: families.fim,
+  responses: families.responses
 }

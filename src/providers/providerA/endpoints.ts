@@ -4,6 +4,8 @@ import { ChatCompletion, ChatCompletionRequest } from "./chatCompletionsWire"
 import { providerA } from "./dialect"
 import { chatCompletionsProtocol, embeddingsProtocol } from "./protocol"
 import { CreateEmbeddingResponse, EmbeddingRequest } from "./embeddingsWire"
+import { responsesProtocol } from "./responsesProtocol"
+import { ResponseObject, ResponsesRequest } from "./responsesWire"
 
 export const chatCompletions = forwardedEndpoint({
   name: "chatCompletions",
@@ -31,5 +33,21 @@ export const embeddings = forwardedEndpoint({
   operation: "embeddings",
   family: "embeddings",
   record: "embeddings",
+  passedHeaders: []
+})
+
+export const responses = forwardedEndpoint({
+  name: "responses",
+  provider: providerA,
+  path: "/v1/responses",
+  payload: ResponsesRequest,
+  success: ResponseObject,
+  description: "With `stream: true` the answer is text/event-stream of typed events (`event:` and `data:` naming the same " +
+    "type), from `response.created` to `response.completed`, `response.incomplete` or `response.failed`, which carry " +
+    "the usage. A failure after the first event is an `error` event.",
+  protocol: responsesProtocol,
+  operation: "responses",
+  family: "responses",
+  record: "responses",
   passedHeaders: []
 })

@@ -1,6 +1,7 @@
 import { Effect, Context, Either, Exit, FiberRef, Layer, Option, Redacted, type Tracer } from "effect"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../../config"
+import { catalogFamily } from "../../domain/rateLimits"
 import { answerableStatus, type Problem } from "../../domain/problem"
 import {
   type Admitted,
@@ -270,7 +271,8 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         const cost = boundedCost(prices.cost(input.model, tokens.value))
         const clamped = [...tokens.clamped, ...cost.clamped]
         const budgetSettled = input.budget === undefined ? Effect.void : input.budget.settle(cost.value)
-        const model = input.family === "usage_export" ? undefined : catalog.find(input.provider.id, input.family, input.model)
+        const family = catalogFamily(input.family)
+        const model = family === undefined ? undefined : catalog.find(input.provider.id, family, input.model)
         metrics.usage({
           family: input.family,
           provider: input.provider.id,

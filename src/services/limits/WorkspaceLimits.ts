@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { Catalog } from "../../domain/models"
 import type { ProviderId } from "../../domain/providerId"
-import { familiesWithModelLimits, familyDefaults, modelDefaults } from "../../domain/rateLimits"
+import { catalogFamily, familiesWithModelLimits, familyDefaults, modelDefaults } from "../../domain/rateLimits"
 import type { LimitFamily } from "../../domain/workspaceSettings"
 import { ModelCatalog } from "../forwarding/ModelCatalog"
 import { RateLimiter } from "./RateLimiter"
@@ -41,7 +41,7 @@ export class WorkspaceLimits extends Context.Tag("WorkspaceLimits")<WorkspaceLim
         const modelOf = (family: LimitFamily) =>
           familiesWithModelLimits.has(family)
             ? [...new Set([...Object.keys(modelDefaults), ...Object.keys(overrides.models ?? {})])]
-              .filter((model) => catalog.models.some((info) => info.id === model && info.family === family))
+              .filter((model) => catalog.models.some((info) => info.id === model && info.family === catalogFamily(family)))
             : []
         const requests = families.flatMap((family) => [
           { family, model: undefined },

@@ -23,7 +23,7 @@ const JournalLine = Schema.parseJson(Schema.Struct({
   recordId: Schema.String,
   workspaceId: Schema.String,
   keyId: Schema.String,
-  endpoint: Schema.Literal("chat_completions", "embeddings", "messages", "fim_completions"),
+  endpoint: Schema.Literal("chat_completions", "embeddings", "messages", "fim_completions", "responses"),
   provider: ProviderIdSchema,
   region: Schema.String,
   model: Schema.String,

@@ -76,6 +76,7 @@ describe("the OpenAPI document", () => {
     }
     expect(operation("post", "/provider_a/{region}/v1/chat/completions").tags).toEqual(["chat completions"])
     expect(operation("post", "/provider_a/{region}/v1/embeddings").tags).toEqual(["embeddings"])
+    expect(operation("post", "/provider_a/{region}/v1/responses").tags).toEqual(["responses"])
     expect(operation("post", "/provider_b/{region}/v1/messages").tags).toEqual(["messages"])
     expect(operation("post", "/provider_c/{region}/v1/fim/completions").tags).toEqual(["FIM"])
     expect(operation("get", "/downloads/{folder}/{workspaceId}/{file}").tags).toEqual(["usage exports"])
@@ -86,6 +87,7 @@ describe("the OpenAPI document", () => {
     const formatOfTag: Record<string, string> = {
       "chat completions": ref("ProviderAErrorBody"),
       embeddings: ref("ProviderAErrorBody"),
+      responses: ref("ProviderAErrorBody"),
       messages: ref("ProviderBErrorBody"),
       FIM: ref("ProviderCErrorBody"),
       "usage exports": ref("UsageExportErrorBody"),

@@ -213,5 +213,18 @@ describe("the azure kind's simulator", () => {
         expect(limited.body).toEqual({ error: { code: "429", message: expect.any(String) } })
       })
     )
+
+    it.effect("answers the Responses API under /openai/v1 only, the deployment as model, JSON and stream", () =>
+      Effect.gen(function*() {
+        const client = yield* v1Client()
+        const response = yield* Effect.promise(() => client.responses.create({ model: "chatgen-4o-prod", input: "Say hello", store: false }))
+        expect(response.model).toBe("chatgen-4o")
+        expect(response.output_text.length).toBeGreaterThan(0)
+        const stream = client.responses.stream({ model: "chatgen-4o-prod", input: "Say hello" })
+        const events = yield* collectAsync(stream)
+        expect(events.at(-1)?.type).toBe("response.completed")
+        const unknown = yield* failureOf(() => client.responses.create({ model: "nobody-prod", input: "x" }))
+        expect(unknown).toBeInstanceOf(ProviderAClient.NotFoundError)
+      }))
   })
 })

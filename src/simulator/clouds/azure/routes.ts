@@ -8,6 +8,7 @@ import type { Dialect } from "../../dialect"
 import { errorResponse, type SimulatedEndpoint, serveEndpoint } from "../../endpoint"
 import { chatCompletionsEndpoint } from "../../providerA/chatCompletions"
 import { embeddingsEndpoint } from "../../providerA/embeddings"
+import { responsesDialectOf, responsesEndpointOf } from "../../providerA/responses"
 import { SimulatorError } from "../../simulatorError"
 import type { SimulatorTokenizer } from "../../tokenizer"
 import { withFilterResults } from "./contentFilter"
@@ -39,6 +40,8 @@ interface Operation<R> {
   readonly models: ReadonlyMap<string, unknown>
   /** Whether the content filter's verdicts are added to its answers (chat: yes; embeddings: no). */
   readonly filtered: boolean
+  /** Its own conventions under /openai/v1, when they differ from the v1 API's (the Responses stream's error event). */
+  readonly v1Dialect?: Dialect
 }
 
 const chat: Operation<SimulatorTokenizer> = {
@@ -50,6 +53,14 @@ const embeddings: Operation<SimulatorTokenizer> = {
   endpoint: embeddingsEndpoint,
   models: embeddingModels,
   filtered: false
+}
+
+/** The Responses API, only under /openai/v1: its errors in the cloud's shape, its stream's in the API's own. */
+const responses: Operation<SimulatorTokenizer> = {
+  endpoint: responsesEndpointOf(azureV1Dialect),
+  models: chatCompletionModels,
+  filtered: false,
+  v1Dialect: responsesDialectOf(azureV1Dialect)
 }
 
 /**
@@ -102,12 +113,13 @@ const v1 = <R>(operation: Operation<R>) =>
     if (version !== undefined && !["v1", "latest", "preview"].includes(version)) {
       return yield* refuse(azureV1Dialect, new SimulatorError({ kind: "invalid_request", message: "API version not supported" }), 400)
     }
-    return yield* serveEndpoint(onDeployment(operation, azureV1Dialect, undefined))
+    return yield* serveEndpoint(onDeployment(operation, operation.v1Dialect ?? azureV1Dialect, undefined))
   })
 
 export const azureRouter = HttpRouter.empty.pipe(
   HttpRouter.post("/openai/deployments/:deployment/chat/completions", classic(chat)),
   HttpRouter.post("/openai/deployments/:deployment/embeddings", classic(embeddings)),
   HttpRouter.post("/openai/v1/chat/completions", v1(chat)),
-  HttpRouter.post("/openai/v1/embeddings", v1(embeddings))
+  HttpRouter.post("/openai/v1/embeddings", v1(embeddings)),
+  HttpRouter.post("/openai/v1/responses", v1(responses))
 )
