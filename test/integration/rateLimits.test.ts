@@ -22,7 +22,8 @@ const chat = (app: RunningApp, key: string, body: Record<string, unknown> = {}) 
   })
 
 describe("rate limits on one instance", () => {
-  const app = useApp({}, { stores: "postgres" })
+  // The buckets are in memory on one instance: nothing here needs PostgreSQL.
+  const app = useApp()
 
   /** The tokens a small request finds left, asked until a settlement of thousands shows in them (or the wait ends). */
   const remainingOnceSettled = (key: string) =>

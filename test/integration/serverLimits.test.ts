@@ -34,7 +34,7 @@ describe("server limits and failed-credential throttling", () => {
       SERVER_MAX_CONNECTIONS: "12",
       AUTH_FAILURE_LIMIT: "5",
       AUTH_FAILURE_WINDOW_SECONDS: "3"
-    }, { stores: "postgres" })
+    })
     port = Number(new URL(app.origin).port)
     const workspace = await createWorkspace(app)
     key = (await createKey(app, workspace.id, ["COMPLETION_API"])).key
