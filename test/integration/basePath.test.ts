@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest"
 import { call, createKey, createWorkspace, testAdminToken, useApp } from "../support/app"
 
 describe("BASE_PATH=/api/public", () => {
-  const app = useApp({ BASE_PATH: "/api/public" }, { stores: "postgres" })
+  const app = useApp({ BASE_PATH: "/api/public" })
 
   const routes: ReadonlyArray<readonly [method: string, path: string]> = [
     ["GET", "/healthz"],

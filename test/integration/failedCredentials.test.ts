@@ -47,7 +47,8 @@ describe.each([{ lane: true }, { lane: false }])("failed credentials behind one 
   let stale: string
 
   beforeAll(async () => {
-    app = await startApp({ AUTH_FAILURE_LIMIT: "5", AUTH_FAILURE_WINDOW_SECONDS: "60" }, { stores: "postgres", forwardingLane: lane })
+    // The throttle and the keys of one instance: memory stores (the Redis case below shares a database).
+    app = await startApp({ AUTH_FAILURE_LIMIT: "5", AUTH_FAILURE_WINDOW_SECONDS: "60" }, { forwardingLane: lane })
     workspaceId = (await createWorkspace(app)).id
     valid = (await createKey(app, workspaceId, ["COMPLETION_API"])).key
     exporter = (await createKey(app, workspaceId, ["USAGE_EXPORT_API"])).key
@@ -142,7 +143,7 @@ describe("failed credentials from rotating addresses (behind a trusted proxy)", 
 
   beforeAll(async () => {
     // The issue's defaults: 20 an address, 100 a network, 1,000 in all, a minute.
-    app = await startApp({ TRUSTED_PROXIES: "127.0.0.1" }, { stores: "postgres" })
+    app = await startApp({ TRUSTED_PROXIES: "127.0.0.1" })
     workspaceId = (await createWorkspace(app)).id
     valid = (await createKey(app, workspaceId, ["COMPLETION_API"])).key
   })

@@ -4,6 +4,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { freePort } from "../../src/platform/EmbeddedPostgres"
 import { Effect } from "effect"
+import { chatCompletionAnswer, eventually, startFakeUpstream } from "../support/fakeUpstream"
 import { spawnService, waitForOk } from "../support/serviceProcess"
 import { tempDir } from "../support/tempDirs"
 
@@ -77,7 +78,19 @@ describe("the service process", () => {
     const port = String(await Effect.runPromise(freePort))
     const base = `http://127.0.0.1:${port}`
     const admin = { authorization: "Bearer drain-admin-token-123456", "content-type": "application/json" }
-    const service = spawnService({ DATA_DIR: dataDir, PORT: port, HOST: "127.0.0.1", ADMIN_TOKEN: "drain-admin-token-123456" })
+    // An upstream that answers when the test says: the request is in flight from the moment it arrives there.
+    let answerNow = () => {}
+    const upstream = await startFakeUpstream((_request, response) => {
+      answerNow = () => response.writeHead(200, { "content-type": "application/json" }).end(chatCompletionAnswer())
+    })
+    const service = spawnService({
+      DATA_DIR: dataDir,
+      PORT: port,
+      HOST: "127.0.0.1",
+      ADMIN_TOKEN: "drain-admin-token-123456",
+      UPSTREAM_PROVIDER_A_EU_URL: upstream.url,
+      UPSTREAM_PROVIDER_A_EU_KEY: "drain-upstream-key"
+    })
     await waitForOk(`${base}/readyz`)
     const workspace = await (await fetch(`${base}/admin/workspaces`, { method: "POST", headers: admin, body: JSON.stringify({ name: "w" }) })).json() as { id: string }
     const { key } = await (await fetch(`${base}/admin/workspaces/${workspace.id}/api-keys`, {
@@ -86,14 +99,16 @@ describe("the service process", () => {
       body: JSON.stringify({ name: "k", scopes: ["COMPLETION_API"] })
     })).json() as { key: string }
 
-    // The built-in simulator takes 1.5 s to answer this one.
     const slow = fetch(`${base}/provider_a/eu/v1/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: "[simulator latency_ms=1500] hi" }] })
+      body: JSON.stringify({ model: "chatgen-4o", messages: [{ role: "user", content: "hi" }] })
     })
-    await new Promise((resolve) => setTimeout(resolve, 400))
+    await eventually(() => upstream.seen.length, (n) => n === 1)
     service.child.kill("SIGTERM")
+    // The service has begun its stop while the request waits for its answer.
+    await eventually(() => service.output().stdout, (stdout) => stdout.includes('"message":"shutting down"'))
+    answerNow()
     const answer = await slow
     expect(answer.status).toBe(200)
     expect(((await answer.json()) as { object: string }).object).toBe("chat.completion")
@@ -123,5 +138,6 @@ describe("the service process", () => {
     expect(without.output().stdout).toContain(secrets.adminToken)
     without.child.kill("SIGTERM")
     expect(await without.exited).toBe(0)
+    await upstream.close()
   }, 300_000)
 })

@@ -17,7 +17,7 @@ describe("cheap bounds before expensive work", () => {
       response.writeHead(200, { "content-type": "application/json" })
       response.end(chatCompletionAnswer())
     })
-    app = await startApp({ UPSTREAM_PROVIDER_A_EU_URL: upstream.url, UPSTREAM_PROVIDER_A_EU_KEY: "k" }, { stores: "postgres" })
+    app = await startApp({ UPSTREAM_PROVIDER_A_EU_URL: upstream.url, UPSTREAM_PROVIDER_A_EU_KEY: "k" })
     const workspace = await createWorkspace(app, "Big", {
       rateLimits: { families: { chat_completions: { requestsPerMinute: 10_000, tokensPerMinute: 100_000_000 } } }
     })

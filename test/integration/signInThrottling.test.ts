@@ -23,7 +23,7 @@ const tally = (statuses: ReadonlyArray<number>) =>
 describe("sign-ins behind a trusted proxy (TRUSTED_PROXIES=127.0.0.1)", () => {
   let app: RunningApp
   beforeAll(async () => {
-    app = await startApp({ TRUSTED_PROXIES: "127.0.0.1" }, { stores: "postgres" })
+    app = await startApp({ TRUSTED_PROXIES: "127.0.0.1" })
   })
   afterAll(async () => {
     await app?.stop()
@@ -85,7 +85,7 @@ describe("sign-ins behind a trusted proxy (TRUSTED_PROXIES=127.0.0.1)", () => {
 describe("a forged X-Forwarded-For without TRUSTED_PROXIES", () => {
   let app: RunningApp
   beforeAll(async () => {
-    app = await startApp({ AUTH_FAILURE_LIMIT: "5" }, { stores: "postgres" })
+    app = await startApp({ AUTH_FAILURE_LIMIT: "5" })
   })
   afterAll(async () => {
     await app?.stop()

@@ -4,7 +4,7 @@ import { call, createKey, createWorkspace, testAdminToken, useApp } from "../sup
 
 /** The smaller findings of issue 13 (defect 12), each answered as a client can act on it. */
 describe("smaller hardening", () => {
-  const app = useApp({ MAX_BODY_BYTES: String(256 * 1024) }, { stores: "postgres" })
+  const app = useApp({ MAX_BODY_BYTES: String(256 * 1024) })
   let workspaceId: string
   let exportKey: string
 

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { AppLive } from "../../src/appLayer"
 import { AppConfig } from "../../src/config"
 import { freePort } from "../../src/platform/EmbeddedPostgres"
+import { eventually } from "../support/fakeUpstream"
 import { type ServiceProcess, spawnService, waitForOk } from "../support/serviceProcess"
 
 const made: Array<string> = []
@@ -171,12 +172,7 @@ describe("the embedded PostgreSQL across crashes", () => {
       expect((await fetch(`${base}/healthz`)).status).toBe(200)
       const pid = Number(fs.readFileSync(path.join(dataDir, "postgres", "postmaster.pid"), "utf8").split("\n")[0])
       process.kill(pid, "SIGKILL")
-      let status = 200
-      for (let attempt = 0; attempt < 100 && status === 200; attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, 100))
-        status = (await fetch(`${base}/healthz`)).status
-      }
-      expect(status).toBe(503)
+      expect(await eventually(async () => (await fetch(`${base}/healthz`)).status, (status) => status !== 200)).toBe(503)
       expect(await (await fetch(`${base}/healthz`)).json()).toEqual({
         status: "unavailable",
         reason: "the embedded PostgreSQL this service owns is not running"

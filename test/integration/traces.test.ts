@@ -155,7 +155,10 @@ describe("traces over OTLP/HTTP, from the built service to a local receiver", ()
     expect((await chat(running.base, running.key, { traceparent: `00-${unsampledTrace}-${randomHex(8)}-00` })).status).toBe(200)
     const passed = upstream.received.find((headers) => headers.traceparent?.includes(unsampledTrace))
     expect(passed?.traceparent).toMatch(new RegExp(`^00-${unsampledTrace}-[0-9a-f]{16}-00$`))
-    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    // A sampled request after it: its spans are exported after any the unsampled one could have had.
+    const laterTrace = randomHex(16)
+    expect((await chat(running.base, running.key, { traceparent: `00-${laterTrace}-${randomHex(8)}-01` })).status).toBe(200)
+    await eventually(() => receiver.spans.filter((span) => span.traceId === laterTrace), (found) => found.some((span) => span.name === "usage.record"), 15_000)
     expect(receiver.spans.filter((span) => span.traceId === unsampledTrace)).toEqual([])
   })
 

@@ -113,7 +113,7 @@ describe("no secret in any relayed field of an upstream error (issue 24, finding
       UPSTREAM_PROVIDER_B_EU_KEY: serviceKeys.b,
       UPSTREAM_PROVIDER_C_EU_URL: upstream.url,
       UPSTREAM_PROVIDER_C_EU_KEY: serviceKeys.c
-    }, { stores: "postgres" })
+    })
     const workspace = await createWorkspace(app)
     key = (await createKey(app, workspace.id, ["COMPLETION_API"])).key
     const byok = await createWorkspace(app, "Own keys")

@@ -4,13 +4,15 @@ import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { freePort } from "../../src/platform/EmbeddedPostgres"
 import { freshDatabaseUrl, holdTableLock, query } from "../support/database"
+import { eventually } from "../support/fakeUpstream"
 import { type ServiceProcess, spawnService, waitForOk } from "../support/serviceProcess"
 import { tempDir } from "../support/tempDirs"
 
 /**
  * The usage ledger against the service's own process dying: killed (SIGKILL) or stopped (SIGTERM)
  * while clients keep it busy through the built-in simulator, then started again on the same
- * DATA_DIR and database. No timed assertions: every figure is counted, not clocked.
+ * DATA_DIR and database. No timed assertions: every figure is counted, not clocked, and the load runs
+ * until a count of answers, not for a time.
  */
 
 const adminToken = "durability-admin-token-0123456789"
@@ -118,7 +120,22 @@ const ledgerOnce = async (databaseUrl: string, requestIds: ReadonlyArray<string>
   return counts
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+/** Waits until the clients have had `count` answers: load enough, however fast this machine is today. */
+const untilAnswered = (clients: { readonly completed: ReadonlyArray<Completed> }, count: number) =>
+  eventually(() => clients.completed.length, (n) => n >= count, 60_000)
+
+const journalFiles = (dataDir: string) => fs.readdirSync(path.join(dataDir, "usage-journal")).filter((f) => f.endsWith(".jsonl"))
+
+/** Every given request has its line in the journal (written just after the answer, off the request path). */
+const journaled = (dataDir: string, requestIds: ReadonlyArray<string>) =>
+  eventually(
+    () => {
+      const text = journalFiles(dataDir).map((f) => fs.readFileSync(path.join(dataDir, "usage-journal", f), "utf8")).join("")
+      return requestIds.filter((id) => !text.includes(`"${id}"`)).length
+    },
+    (missing) => missing === 0,
+    30_000
+  )
 
 describe("usage records and the service's process", () => {
   it("SIGKILL under load loses no record of a request that finished more than 100 ms before it", async () => {
@@ -127,7 +144,7 @@ describe("usage records and the service's process", () => {
     const { key } = await workspaceWithKey(service.base)
     const clients = load(service.base, key, 16)
     const loadStarted = Date.now()
-    await sleep(4_000)
+    await untilAnswered(clients, 200)
     const killedAt = Date.now()
     first.child.kill("SIGKILL")
     await first.exited
@@ -152,12 +169,10 @@ describe("usage records and the service's process", () => {
     expect(due.length - recorded).toBe(0)
     expect(doubled).toBe(0)
     // The journal is emptied once its records are in the ledger.
-    const journal = path.join(service.env.DATA_DIR!, "usage-journal")
-    await sleep(1_500)
-    expect(fs.readdirSync(journal).filter((f) => f.endsWith(".jsonl")).length).toBeLessThanOrEqual(1)
+    await eventually(() => journalFiles(service.env.DATA_DIR!).length, (n) => n <= 1, 30_000)
     second.child.kill("SIGTERM")
     expect(await second.exited).toBe(0)
-    expect(fs.readdirSync(journal).filter((f) => f.endsWith(".jsonl"))).toEqual([])
+    expect(journalFiles(service.env.DATA_DIR!)).toEqual([])
   }, 360_000)
 
   it("SIGTERM under load writes every record once: no duplicate, none missing", async () => {
@@ -166,7 +181,7 @@ describe("usage records and the service's process", () => {
     const { key } = await workspaceWithKey(service.base)
     const clients = load(service.base, key, 16)
     const loadStarted = Date.now()
-    await sleep(4_000)
+    await untilAnswered(clients, 200)
     const stoppedAt = Date.now()
     first.child.kill("SIGTERM")
     expect(await first.exited).toBe(0)
@@ -197,9 +212,10 @@ describe("usage records and the service's process", () => {
     // The ledger stops accepting writes (as a database that refuses them), for the rest of this run.
     await query(service.databaseUrl, "ALTER TABLE api_requests RENAME TO api_requests_away")
     const clients = load(service.base, key, 8)
-    await sleep(5_000)
+    await untilAnswered(clients, 150)
     await clients.stop()
-    await sleep(200)
+    // Killed once every answered request is in the journal: what this test asks is that the next start writes them.
+    await journaled(service.env.DATA_DIR!, clients.completed.map((c) => c.requestId))
     first.child.kill("SIGKILL")
     await first.exited
     await query(service.databaseUrl, "ALTER TABLE api_requests_away RENAME TO api_requests")
@@ -224,7 +240,7 @@ describe("usage records and the service's process", () => {
     let released = false
     try {
       const clients = load(service.base, key, 8)
-      await sleep(3_000)
+      await untilAnswered(clients, 120)
       await clients.stop()
       const answered = clients.completed.map((c) => c.requestId)
       expect(answered.length).toBeGreaterThan(50)

@@ -1,10 +1,10 @@
-import { ConfigProvider, Effect, Exit, Layer, Redacted } from "effect"
+import { ConfigProvider, Effect, Exit, Layer, Redacted, Schedule } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AppConfig } from "../../../src/config"
 import { providerA } from "../../../src/providers/providerA/dialect"
-import { discard, UpstreamClient, type UpstreamResponse } from "../../../src/services/forwarding/UpstreamClient"
+import { discard, unreadable, UpstreamClient, type UpstreamResponse } from "../../../src/services/forwarding/UpstreamClient"
 
 /**
  * Upstream bodies whose reader comes late, or never: a body cut before anyone listens, or discarded
@@ -34,6 +34,13 @@ const config = AppConfig.layer.pipe(Layer.provide(Layer.setConfigProvider(Config
 const withClient = <A, E>(use: (client: UpstreamClient["Type"]) => Effect.Effect<A, E>) =>
   Effect.runPromiseExit(Effect.scoped(Effect.flatMap(UpstreamClient, use).pipe(Effect.provide(UpstreamClient.layer.pipe(Layer.provide(config))))))
 
+/** Polls a condition of the body's state (a listener would change what is tested), every few milliseconds for at most 10 s. */
+const until = (holds: () => boolean) =>
+  Effect.suspend(() => (holds() ? Effect.void : Effect.fail("not yet" as const))).pipe(
+    Effect.retry({ schedule: Schedule.spaced("5 millis"), times: 2_000 }),
+    Effect.orDie
+  )
+
 const send = (client: UpstreamClient["Type"], path: string): Effect.Effect<UpstreamResponse, unknown> =>
   client.send({ url: `${url}${path}`, method: "POST", headers: providerA.upstreamAuth(Redacted.make("k")), body: "{}" })
 
@@ -42,8 +49,8 @@ describe("UpstreamClient bodies", () => {
     const exit = await withClient((client) =>
       Effect.gen(function*() {
         const response = yield* send(client, "/v1/cut")
-        // The connection is cut while nobody reads the body.
-        yield* Effect.sleep("200 millis")
+        // The connection is cut while nobody reads the body: read once the body knows it.
+        yield* until(() => unreadable(response.body) !== undefined)
         return yield* client.readAnswer(response.body)
       })
     )
@@ -56,7 +63,7 @@ describe("UpstreamClient bodies", () => {
       Effect.gen(function*() {
         const response = yield* send(client, "/v1/whole")
         // The whole answer arrived: the exchange is over, and undici destroys the unread body with an abort error.
-        yield* Effect.sleep("100 millis")
+        yield* until(() => response.body.readableLength > 0)
         discard(response.body)
         // undici emits its abort error on a later tick: give it the time to.
         yield* Effect.sleep("100 millis")

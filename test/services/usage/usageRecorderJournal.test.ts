@@ -3,7 +3,7 @@
  * it does while the journal's disk refuses writes, and how long shutdown holds a stalled ledger.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Logger, Schedule, Scope } from "effect"
+import { Context, Deferred, Effect, Exit, Layer, Logger, Schedule, Scope } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { tempDir } from "../../support/tempDirs"
@@ -86,7 +86,8 @@ describe("UsageRecorder and its journal", () => {
     Effect.gen(function*() {
       const dir = fresh()
       const logs = captureLogs()
-      const stalledLedger = makeTestLayer(UsageLedger)({ insertRequests: () => Effect.never })
+      const writing = yield* Deferred.make<void>()
+      const stalledLedger = makeTestLayer(UsageLedger)({ insertRequests: () => Effect.zipRight(Deferred.succeed(writing, undefined), Effect.never) })
       const scope = yield* Scope.make()
       const recorder = yield* Layer.buildWithScope(
         UsageRecorder.layerWith({ capacity: 1_000, batchSize: 100, flushEvery: "20 millis", shutdownFlush: "300 millis" }).pipe(
@@ -96,7 +97,7 @@ describe("UsageRecorder and its journal", () => {
       ).pipe(Effect.map(Context.get(UsageRecorder)), Effect.provide(logs.layer))
       for (let i = 0; i < 7; i++) yield* recorder.record(requestRecord({ workspaceId: WORKSPACE, requestId: `req_${i}` }))
       // The periodic write is under way, and never ends.
-      yield* Effect.sleep("100 millis")
+      yield* Deferred.await(writing)
       // Without the bound this never returns: the test's own timeout would fail it.
       yield* Scope.close(scope, Exit.void)
       const said = logs.lines.find((line) => line.message.includes("wait in the journal for the next start"))
