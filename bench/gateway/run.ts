@@ -1,7 +1,7 @@
 // `npm run bench:gateway`: the service against the simulator directly, a minimal Node proxy (the floor) and the
 // peer gateway (@portkey-ai/gateway), interleaved, on four workloads at 1 and 32 connections. Writes bench/RESULTS.md.
 // BENCH_SECONDS (4), BENCH_WARMUP (1), BENCH_ROUNDS (3), BENCH_TARGETS (direct,floor,service,peer),
-// BENCH_WORKLOADS (all), BENCH_PROFILE=1 (service under node --cpu-prof into bench/.work/gateway/profile;
+// BENCH_WORKLOADS (the four; "responses JSON" and "responses stream" only when named), BENCH_PROFILE=1 (service under node --cpu-prof into bench/.work/gateway/profile;
 // BENCH_PROFILE=alloc: its allocations sampled instead, as a .heapprofile there; `tsx bench/gateway/profileSummary.ts
 // <file>` sums either).
 // BENCH_BASELINE=<folder>: also measure an earlier build of the service (a folder holding its dist/, sql/,
@@ -23,7 +23,7 @@ import { writeSection } from "../results"
 import { ensureWrk, median, type Request, timeToFirstByte, wrk, wrkWithCpu, type WrkResult } from "./load"
 import { installPeer, peerVersion } from "./peer"
 import { freePort, peakRssMb, pinning, type Started, stop, waitForPort } from "./processes"
-import { chatBody, failureOf, type Family, forwarded, provision, startFloor, startPeer, startService, startSimulator, twentyTokens, type Via } from "./targets"
+import { chatBody, failureOf, type Family, forwarded, provision, responsesBody, startFloor, startPeer, startService, startSimulator, twentyTokens, type Via } from "./targets"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const work = path.join(root, "bench/.work/gateway")
@@ -157,7 +157,14 @@ const main = async (): Promise<void> => {
       workload("embeddings", false, "embeddings", embeddings),
       workload("messages stream (20 chunks)", true, "messages", messages)
     ]
-    const workloads = allWorkloads.filter((w) => process.env.BENCH_WORKLOADS === undefined || process.env.BENCH_WORKLOADS.split(",").some((n) => w.name.startsWith(n)))
+    // Measured only when BENCH_WORKLOADS names them (earlier builds and the peer may not serve them).
+    const onRequest: ReadonlyArray<Workload> = [
+      workload("responses JSON", false, "responses", responsesBody({ stream: false })),
+      workload("responses stream (20 chunks)", true, "responses", responsesBody({ stream: true }))
+    ]
+    const workloads = process.env.BENCH_WORKLOADS === undefined
+      ? allWorkloads
+      : [...allWorkloads, ...onRequest].filter((w) => process.env.BENCH_WORKLOADS!.split(",").some((n) => w.name.startsWith(n)))
 
     const urlOf = (t: TargetName) => `http://127.0.0.1:${t === "direct" ? ports.simulator : ports[t]}`
     const results = new Map<string, Measured>()

@@ -108,17 +108,19 @@ const adminPost = async (url: string, body: unknown): Promise<Record<string, unk
 
 const unbound = { requestsPerMinute: 100_000_000, tokensPerMinute: 1_000_000_000 }
 
-/** A workspace whose limits are on but never binding, and a key of it. */
+/** The workspace's settings: every family's limits on but never binding (`responses` where the build has it). */
+const benchSettings = (withResponses: boolean) => ({
+  rateLimits: {
+    families: { chat_completions: unbound, embeddings: unbound, messages: unbound, ...(withResponses ? { responses: unbound } : {}) },
+    models: { "chatgen-4o": unbound, "assistantmodel-sonnet-4-5-20250929": unbound, "text-embedding-ada-002": unbound }
+  }
+})
+
+/** A workspace whose limits are on but never binding, and a key of it (an earlier build without the Responses family too). */
 export const provision = async (serviceUrl: string): Promise<string> => {
-  const workspace = await adminPost(`${serviceUrl}/admin/workspaces`, {
-    name: "gateway-bench",
-    settings: {
-      rateLimits: {
-        families: { chat_completions: unbound, embeddings: unbound, messages: unbound },
-        models: { "chatgen-4o": unbound, "assistantmodel-sonnet-4-5-20250929": unbound, "text-embedding-ada-002": unbound }
-      }
-    }
-  })
+  const workspace = await adminPost(`${serviceUrl}/admin/workspaces`, { name: "gateway-bench", settings: benchSettings(true) }).catch(() =>
+    adminPost(`${serviceUrl}/admin/workspaces`, { name: "gateway-bench", settings: benchSettings(false) })
+  )
   const key = await adminPost(`${serviceUrl}/admin/workspaces/${String(workspace.id)}/api-keys`, {
     name: "bench",
     scopes: ["COMPLETION_API"]
@@ -132,14 +134,24 @@ export type Via =
   | { readonly kind: "peer"; readonly simulatorUrl: string }
   | { readonly kind: "plain" }
 
-export type Family = "chat" | "embeddings" | "messages"
+export type Family = "chat" | "embeddings" | "messages" | "responses"
 
 const servicePaths: Record<Family, string> = {
   chat: "/provider_a/eu/v1/chat/completions",
   embeddings: "/provider_a/eu/v1/embeddings",
-  messages: "/provider_b/eu/v1/messages"
+  messages: "/provider_b/eu/v1/messages",
+  responses: "/provider_a/eu/v1/responses"
 }
-const plainPaths: Record<Family, string> = { chat: "/v1/chat/completions", embeddings: "/v1/embeddings", messages: "/v1/messages" }
+const plainPaths: Record<Family, string> = {
+  chat: "/v1/chat/completions",
+  embeddings: "/v1/embeddings",
+  messages: "/v1/messages",
+  responses: "/v1/responses"
+}
+
+/** A Responses API request of the chat workloads' model and prompt (twenty tokens of output). */
+export const responsesBody = (options: { readonly stream: boolean }): string =>
+  JSON.stringify({ model: "chatgen-4o", input: twentyTokens, stream: options.stream })
 
 /** One forwarded request of a family, as the target routes it. */
 export const forwarded = (via: Via, family: Family, body: string): Request => {
