@@ -3,7 +3,7 @@ import { Option, SchemaAST } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import { WorkspaceApi } from "../../src/api/Api"
 import { consoleCall, invitePerson, operatorCookie, password, tokenOf } from "../support/console"
-import { useApp, call, createWorkspace, testAdminToken } from "../support/app"
+import { useApp, call, createKey, createWorkspace, testAdminToken } from "../support/app"
 import { message } from "../support/usage"
 
 /** The groups whose bodies are the service's own (the admin API, the console's): an unknown field is a mistake of the caller, refused. */
@@ -46,9 +46,11 @@ describe("admin and console bodies refuse unknown fields with a 400 naming them"
   let person = ""
   let invitationToken = ""
   let operator = ""
+  let keyId = ""
 
   beforeAll(async () => {
     workspaceId = (await createWorkspace(app.current, "Strict bodies")).id
+    keyId = (await createKey(app.current, workspaceId, ["COMPLETION_API"])).id
     const invited = await invitePerson(app.current, workspaceId, "strict@example.com", "admin")
     memberId = invited.memberId
     person = invited.cookie
@@ -68,7 +70,9 @@ describe("admin and console bodies refuse unknown fields with a 400 naming them"
   const rows: ReadonlyArray<Row> = [
     { endpoint: "admin.createWorkspace", method: "POST", path: () => "/admin/workspaces", body: () => ({ name: "Never made", plan: "pro" }), unknown: ["plan"], unchanged: () => "/admin/workspaces?search=never%20made" },
     { endpoint: "admin.updateWorkspace", method: "PATCH", path: ws(""), body: () => ({ name: "Renamed", colour: "red" }), unknown: ["colour"], unchanged: ws("") },
-    { endpoint: "admin.createApiKey", method: "POST", path: ws("/api-keys"), body: () => ({ name: "k", scopes: ["COMPLETION_API"], expiresAt: "2030-01-01T00:00:00Z", budgetUsd: 5 }), unknown: ["expiresAt", "budgetUsd"], unchanged: ws("/api-keys") },
+    { endpoint: "admin.createApiKey", method: "POST", path: ws("/api-keys"), body: () => ({ name: "k", scopes: ["COMPLETION_API"], expiresAt: "2030-01-01T00:00:00Z", budgetUsd: 5 }), unknown: ["budgetUsd"], unchanged: ws("/api-keys") },
+    { endpoint: "admin.updateApiKey", method: "PATCH", path: () => `/admin/workspaces/${workspaceId}/api-keys/${keyId}`, body: () => ({ expiresAt: "2030-01-01T00:00:00Z", name: "renamed" }), unknown: ["name"], unchanged: ws("/api-keys") },
+    { endpoint: "admin.createWebhook", method: "POST", path: ws("/webhooks"), body: () => ({ url: "https://hooks.example.com/budgets", retries: 3 }), unknown: ["retries"], unchanged: ws("/webhooks") },
     { endpoint: "admin.ingestEvents", method: "POST", path: ws("/events"), body: () => ({ events: [message("strict-1", "2026-01-05T10:00:00Z")], dryRun: true }), unknown: ["dryRun"], code: "invalid_event", unchanged: () => () => app.current.usage.workspaces.get(workspaceId)?.messages.size ?? 0 },
     { endpoint: "admin.inviteMember", method: "POST", path: ws("/members"), body: () => ({ email: "new@example.com", role: "member", sendEmail: true }), unknown: ["sendEmail"], unchanged: ws("/members") },
     { endpoint: "admin.changeMember", method: "PATCH", path: () => `/admin/workspaces/${workspaceId}/members/${memberId}`, body: () => ({ role: "member", notify: true }), unknown: ["notify"], unchanged: ws("/members") },
@@ -80,7 +84,9 @@ describe("admin and console bodies refuse unknown fields with a 400 naming them"
     { endpoint: "consoleAccount.changePassword", method: "PUT", path: () => "/console/api/session/password", body: () => ({ currentPassword: password, newPassword: "another long passphrase", confirm: "another long passphrase" }), unknown: ["confirm"], cookie: () => person, unchanged: ws("/audit") },
     { endpoint: "consoleAccount.resetPassword", method: "POST", path: () => "/console/api/password-resets/no-such-link", body: () => ({ password: "another long passphrase", email: "strict@example.com" }), unknown: ["email"], cookie: () => "", unchanged: ws("/audit") },
     { endpoint: "console.createWorkspace", method: "POST", path: () => "/console/api/workspaces", body: () => ({ name: "Never made", plan: "pro" }), unknown: ["plan"], cookie: asOperator, unchanged: () => "/admin/workspaces?search=never%20made" },
-    { endpoint: "console.createApiKey", method: "POST", path: cws("/api-keys"), body: () => ({ name: "k", scopes: ["COMPLETION_API"], expiresAt: "2030-01-01T00:00:00Z", budgetUsd: 5 }), unknown: ["expiresAt", "budgetUsd"], cookie: asOperator, unchanged: ws("/api-keys") },
+    { endpoint: "console.createApiKey", method: "POST", path: cws("/api-keys"), body: () => ({ name: "k", scopes: ["COMPLETION_API"], expiresAt: "2030-01-01T00:00:00Z", budgetUsd: 5 }), unknown: ["budgetUsd"], cookie: asOperator, unchanged: ws("/api-keys") },
+    { endpoint: "console.updateApiKey", method: "PATCH", path: () => `/console/api/workspaces/${workspaceId}/api-keys/${keyId}`, body: () => ({ expiresAt: "2030-01-01T00:00:00Z", name: "renamed" }), unknown: ["name"], cookie: asOperator, unchanged: ws("/api-keys") },
+    { endpoint: "console.createWebhook", method: "POST", path: cws("/webhooks"), body: () => ({ url: "https://hooks.example.com/budgets", retries: 3 }), unknown: ["retries"], cookie: asOperator, unchanged: ws("/webhooks") },
     { endpoint: "console.runExport", method: "POST", path: cws("/exports/users"), body: () => ({ ...range, format: "csv" }), unknown: ["format"], cookie: asOperator, unchanged: ws("/audit") },
     { endpoint: "console.inviteMember", method: "POST", path: cws("/members"), body: () => ({ email: "new@example.com", role: "member", sendEmail: true }), unknown: ["sendEmail"], cookie: asOperator, unchanged: ws("/members") },
     { endpoint: "console.changeMember", method: "PATCH", path: () => `/console/api/workspaces/${workspaceId}/members/${memberId}`, body: () => ({ role: "member", notify: true }), unknown: ["notify"], cookie: asOperator, unchanged: ws("/members") },
