@@ -127,6 +127,8 @@ export interface AppConfigShape {
     readonly maxConnectionsPerAddress: number
     /** A connection that has sent no byte within this is closed. */
     readonly firstByteTimeoutMs: number
+    /** SHUTDOWN_GRACE_MS: how long shutdown waits for in-flight requests (long streams included) before closing them. */
+    readonly shutdownGraceMs: number
   }
   /**
    * CREDENTIALS_KEY seals customer-supplied provider keys; CREDENTIALS_KEY_PREVIOUS, during a rotation, opens
@@ -470,6 +472,7 @@ const settings: Config.Config<Omit<AppConfigShape, "routes">> = Config.all({
     headersTimeoutMs: positiveInt("SERVER_HEADERS_TIMEOUT_MS", 10_000),
     requestTimeoutMs: positiveInt("SERVER_REQUEST_TIMEOUT_MS", 60_000),
     keepAliveTimeoutMs: positiveInt("SERVER_KEEP_ALIVE_TIMEOUT_MS", 5_000),
+    shutdownGraceMs: positiveInt("SHUTDOWN_GRACE_MS", 20_000),
     maxConnections: positiveInt("SERVER_MAX_CONNECTIONS", 4_096),
     maxConnectionsPerAddress: Config.integer("SERVER_MAX_CONNECTIONS_PER_ADDRESS").pipe(
       Config.validate({ message: "Expected 0 (no limit) or a positive integer", validation: (n) => n >= 0 }),

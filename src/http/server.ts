@@ -1,6 +1,6 @@
 import { FileSystem, HttpApi, HttpApiBuilder, HttpIncomingMessage, HttpMiddleware, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Duration, Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import * as http from "node:http"
 import { WorkspaceApi } from "../api/Api"
 import { AppConfig } from "../config"
@@ -128,9 +128,6 @@ const DocsLive = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })
 )
 
-/** How long shutdown waits for in-flight requests (long streams included) before closing their sockets. */
-const shutdownGrace = Duration.seconds(20)
-
 /** The Node server, the forwarding lane in front of the HttpApi app, and the shutdown drain. */
 const servedApp = Layer.unwrapScoped(
   Effect.gen(function*() {
@@ -188,7 +185,8 @@ const servedApp = Layer.unwrapScoped(
       Effect.addFinalizer(() =>
         Effect.sync(() => {
           connections.drain()
-          setTimeout(connections.closeAll, Duration.toMillis(shutdownGrace)).unref()
+          // How long shutdown waits for in-flight requests (long streams included) before closing their sockets.
+          setTimeout(connections.closeAll, limits.shutdownGraceMs).unref()
         })
       )
     )
