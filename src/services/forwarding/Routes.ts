@@ -9,6 +9,9 @@ import { providers } from "../../providers/provider"
 import { ModelCatalog } from "./ModelCatalog"
 import type { ProviderDialect } from "../../providers/providerDialect"
 
+/** Models whose attempts a route of one deployment remembers at most (the models it serves). */
+const maxRememberedModels = 1_024
+
 /** One try of a request: the deployment and the model's id there. */
 export interface Attempt {
   readonly deployment: Deployment
@@ -98,6 +101,7 @@ export class Routes extends Context.Tag("Routes")<Routes, {
           const entries = new Map(catalog.models.filter((model) => model.provider === provider.id).map((model) => [model.id, model] as const))
           const ids = new Set(entries.keys())
           const native = deployments.filter((deployment) => deployment.kind === "native")
+          const singleAttempts = new Map<string, ReadonlyArray<Attempt>>()
           /** The model's id on a deployment; a workspace's own models go as they are to native deployments without a map. */
           const modelOn = (deployment: Deployment, model: string, ownKey: boolean): string | undefined =>
             ownKey && deployment.models === undefined ? model : upstreamModelOf(deployment, model, ids)
@@ -108,11 +112,17 @@ export class Routes extends Context.Tag("Routes")<Routes, {
             deployments,
             serves: (model, ownKey) => candidatesFor(model, ownKey).length > 0,
             catalogEntry: (model) => entries.get(model),
-            attempts: (model, ownKey) =>
-              attemptOrder(candidatesFor(model, ownKey), coolingUntil, Date.now(), config.upstreamMaxAttempts).map((deployment) => ({
+            attempts: (model, ownKey) => {
+              // A route of one deployment (the common case) always tries it: its attempts are made once per model.
+              const fixed = deployments.length === 1 && !ownKey ? singleAttempts.get(model) : undefined
+              if (fixed !== undefined) return fixed
+              const made = attemptOrder(candidatesFor(model, ownKey), coolingUntil, Date.now(), config.upstreamMaxAttempts).map((deployment) => ({
                 deployment,
                 upstreamModel: modelOn(deployment, model, ownKey) ?? model
               }))
+              if (deployments.length === 1 && !ownKey && made.length > 0 && singleAttempts.size < maxRememberedModels) singleAttempts.set(model, made)
+              return made
+            }
           }
         }
         const routes = new Map<string, Route>(

@@ -60,6 +60,9 @@ export const byteBudget = (limit: number): ByteBudget => {
   }
 }
 
+/** Upstream URLs remembered parsed at most (a URL per deployment, operation, model and stream kind). */
+const maxRememberedAddresses = 4_096
+
 const unlimited: ByteBudget = { take: () => true, give: () => {} }
 
 const ignoreError = (_cause: unknown): void => {}
@@ -160,10 +163,19 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
         pools.set(origin, pool)
         return pool
       }
-      /** The pool of an upstream URL's origin, and the path and query its request goes to. */
+      /**
+       * The pool of an upstream URL's origin, and the path and query its request goes to: each URL parsed once (a
+       * deployment's URLs are few: one per operation, model and stream), the remembered ones let go past a bound.
+       */
+      const addresses = new Map<string, { readonly pool: Pool; readonly path: string }>()
       const addressOf = (requestUrl: string) => {
+        const known = addresses.get(requestUrl)
+        if (known !== undefined) return known
         const url = new URL(requestUrl)
-        return { pool: pools.get(url.origin) ?? newPool(url.origin), path: `${url.pathname}${url.search}` }
+        const address = { pool: pools.get(url.origin) ?? newPool(url.origin), path: `${url.pathname}${url.search}` }
+        if (addresses.size >= maxRememberedAddresses) addresses.clear()
+        addresses.set(requestUrl, address)
+        return address
       }
 
       return {
