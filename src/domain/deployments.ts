@@ -73,7 +73,7 @@ export interface BedrockDeployment extends DeploymentBase {
   readonly credentials: AwsCredentials
 }
 
-/** A Google service account's key file, as read from disk. */
+/** A service account's key file (the `vertex` kind's credentials), as read from disk. */
 export interface ServiceAccount {
   readonly clientEmail: string
   readonly privateKey: Redacted.Redacted<string>
