@@ -1,8 +1,8 @@
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
-import * as crypto from "node:crypto"
 import { AppConfig } from "../../config"
 import {
   type Budget,
+  type BudgetPeriodSpan,
   type BudgetScope,
   crossedThresholds,
   fromNanoUsd,
@@ -13,6 +13,7 @@ import type { Principal } from "../../domain/principal"
 import { type BudgetRefusal, BudgetExceeded, BudgetUnavailable, type LimitReadings } from "../../domain/refusals"
 import type { Workspace } from "../../domain/workspace"
 import { BudgetAlerts } from "./BudgetAlerts"
+import { makeBudgetSlices } from "./budgetSlices"
 import { type BudgetLine, BudgetStore, type BudgetStoreFailure, type LineUsage } from "./BudgetStore"
 
 /** A reservation held for a request: settled once, to its recorded cost, when the request ends. */
@@ -39,12 +40,22 @@ export interface BudgetStatus {
 
 const nothingHeld: BudgetHold = { settle: () => Effect.void }
 
+/** How long a slice of a budget takes requests before it is written back (docs/budgets.md). */
+const sliceLifeMs = 1_000
+/** The share of a budget's amount a slice asks for. */
+const sliceShare = 0.01
+/** How often the slices past their life, and those whose requests ended, are written back. */
+const sweepEveryMs = 250
+
 /** The store's name of a budget; both carry the workspace's id as a Redis hash tag, so one script reaches both. */
 const lineKey = (workspaceId: string, keyId: string | null) =>
   keyId === null ? `{${workspaceId}}:workspace` : `{${workspaceId}}:key:${keyId}`
 
-const applied = (workspace: Workspace, keyId: string | null, budget: Budget, now: number): Applied => {
-  const span = periodAt(budget.period, workspace.settings.timezone, now)
+/** A budget's period at an instant, in a time zone. */
+type SpanOf = (period: Budget["period"], timezone: string, now: number) => BudgetPeriodSpan
+
+const applied = (spanOf: SpanOf, workspace: Workspace, keyId: string | null, budget: Budget, now: number): Applied => {
+  const span = spanOf(budget.period, workspace.settings.timezone, now)
   return {
     scope: keyId === null ? "workspace" : "key",
     keyId,
@@ -54,11 +65,11 @@ const applied = (workspace: Workspace, keyId: string | null, budget: Budget, now
 }
 
 /** The budgets a request of this principal counts against: the key's and the workspace's, when set. */
-const budgetsOf = (principal: Principal, now: number): ReadonlyArray<Applied> => {
+const budgetsOf = (spanOf: SpanOf, principal: Principal, now: number): ReadonlyArray<Applied> => {
   const workspaceBudget = principal.workspace.settings.budget
   const found: Array<Applied> = []
-  if (principal.budget !== undefined) found.push(applied(principal.workspace, principal.keyId, principal.budget, now))
-  if (workspaceBudget !== undefined && workspaceBudget !== null) found.push(applied(principal.workspace, null, workspaceBudget, now))
+  if (principal.budget !== undefined) found.push(applied(spanOf, principal.workspace, principal.keyId, principal.budget, now))
+  if (workspaceBudget !== undefined && workspaceBudget !== null) found.push(applied(spanOf, principal.workspace, null, workspaceBudget, now))
   return found
 }
 
@@ -84,58 +95,59 @@ export class Budgets extends Context.Tag("Budgets")<Budgets, {
   /** A budget's spend and reservations in its current period (`keyId` null: the workspace's). */
   readonly status: (workspace: Workspace, keyId: string | null, budget: Budget) => Effect.Effect<BudgetStatus, BudgetStoreFailure>
 }>() {
-  static readonly layer = Layer.effect(
+  static readonly layer = Layer.scoped(
     Budgets,
     Effect.gen(function*() {
       const store = yield* BudgetStore
       const alerts = yield* BudgetAlerts
       const { upstreamLimits } = yield* AppConfig
-      // A reservation outlives the longest exchange, then lapses: a crash cannot hold it for ever.
-      const ttlMs = upstreamLimits.exchangeDeadlineMs + 60_000
-
-      const alert = (principal: Principal, budgets: ReadonlyArray<Applied>, settled: ReadonlyArray<{ beforeNano: number; afterNano: number }>) =>
-        Effect.forEach(budgets, (one, i) => {
-          const { afterNano, beforeNano } = settled[i]!
+      // A period is worked out in its time zone once (luxon), then reused until it ends.
+      const spans = new Map<string, BudgetPeriodSpan>()
+      const spanOf: SpanOf = (period, timezone, now) => {
+        const key = `${period}|${timezone}`
+        const known = spans.get(key)
+        if (known !== undefined && known.start <= now && now < known.end) return known
+        const span = periodAt(period, timezone, now)
+        if (spans.size >= 1_024) spans.clear()
+        spans.set(key, span)
+        return span
+      }
+      /** The budget each line was last reserved for: what its alerts name when its slice is written back. */
+      const appliedOf = new Map<string, { readonly workspaceId: string; readonly one: Applied }>()
+      const slices = makeBudgetSlices(store, {
+        // A reservation outlives the longest exchange, then lapses: a crash cannot hold it for ever.
+        ttlMs: upstreamLimits.exchangeDeadlineMs + 60_000,
+        lifeMs: sliceLifeMs,
+        share: sliceShare,
+        settled: (line, { afterNano, beforeNano }) => {
+          const known = appliedOf.get(line.key)
+          if (known === undefined) return Effect.void
+          const { one, workspaceId } = known
           const crossed = crossedThresholds(one.budget.alertThresholds ?? [], one.budget.amountUsd, fromNanoUsd(beforeNano), fromNanoUsd(afterNano))
           return Effect.forEach(crossed, (threshold) =>
             alerts.thresholdReached({
-              workspaceId: principal.workspace.id,
+              workspaceId,
               keyId: one.keyId,
-              budget: { amountUsd: one.budget.amountUsd, period: one.budget.period, periodStart: new Date(one.line.periodStart).toISOString() },
+              budget: { amountUsd: one.budget.amountUsd, period: one.budget.period, periodStart: new Date(line.periodStart).toISOString() },
               threshold,
               spentUsd: fromNanoUsd(afterNano)
-            }))
-        }, { discard: true })
-
-      const holdFor = (principal: Principal, budgets: ReadonlyArray<Applied>, id: string): BudgetHold => {
-        const lines = budgets.map((one) => one.line)
-        let settled = false
-        return {
-          settle: (costUsd) => {
-            if (settled) return Effect.void
-            settled = true
-            return store.settle(id, lines, toNanoUsd(costUsd)).pipe(
-              Effect.retry(Schedule.exponential(Duration.millis(200)).pipe(Schedule.intersect(Schedule.recurs(5)))),
-              Effect.flatMap((after) => alert(principal, budgets, after)),
-              Effect.catchAll((failure) =>
-                Effect.logError("a budget reservation could not be settled: it lapses unsettled").pipe(
-                  Effect.annotateLogs({ workspaceId: principal.workspace.id, keyId: principal.keyId, costUsd, cause: String(failure.cause) })
-                )),
-              // Off the request path: the answer does not wait for the store.
-              Effect.forkDaemon,
-              Effect.asVoid
-            )
-          }
+            }), { discard: true })
         }
-      }
+      })
+      // Slices past their life and the requests that ended are written back every so often, and all at shutdown.
+      yield* Effect.forkScoped(
+        Effect.repeat(Effect.clockWith((clock) => slices.sweep(clock.unsafeCurrentTimeMillis())), Schedule.spaced(Duration.millis(sweepEveryMs)))
+      )
+      yield* Effect.addFinalizer(() => Effect.clockWith((clock) => slices.sweep(clock.unsafeCurrentTimeMillis(), true)))
 
       return {
         reserve: (principal, maxCostUsd, readings) =>
           Effect.clockWith((clock) => {
-            const budgets = budgetsOf(principal, clock.unsafeCurrentTimeMillis())
+            const now = clock.unsafeCurrentTimeMillis()
+            const budgets = budgetsOf(spanOf, principal, now)
             if (budgets.length === 0) return Effect.succeed(nothingHeld)
-            const id = crypto.randomUUID()
-            return store.reserve(id, budgets.map((one) => one.line), toNanoUsd(maxCostUsd), ttlMs).pipe(
+            for (const one of budgets) appliedOf.set(one.line.key, { workspaceId: principal.workspace.id, one })
+            return slices.take(budgets.map((one) => one.line), toNanoUsd(maxCostUsd), now).pipe(
               Effect.catchAll((failure) =>
                 Effect.zipRight(
                   Effect.logError("budgets cannot be checked: the store is unavailable, refusing").pipe(
@@ -143,8 +155,10 @@ export class Budgets extends Context.Tag("Budgets")<Budgets, {
                   ),
                   Effect.fail(new BudgetUnavailable({ readings }))
                 )),
-              Effect.flatMap((decision) => {
-                if (decision.allowed) return Effect.succeed(holdFor(principal, budgets, id))
+              Effect.flatMap((decision): Effect.Effect<BudgetHold, BudgetRefusal> => {
+                if (decision.allowed) {
+                  return Effect.succeed({ settle: (costUsd) => Effect.sync(() => decision.taken.release(toNanoUsd(costUsd))) })
+                }
                 const refused = budgets[decision.refusedLine]!
                 return Effect.fail(new BudgetExceeded({
                   scope: refused.scope,
@@ -159,7 +173,7 @@ export class Budgets extends Context.Tag("Budgets")<Budgets, {
           }),
         status: (workspace, keyId, budget) =>
           Effect.clockWith((clock) => {
-            const { line } = applied(workspace, keyId, budget, clock.unsafeCurrentTimeMillis())
+            const { line } = applied(spanOf, workspace, keyId, budget, clock.unsafeCurrentTimeMillis())
             return Effect.map(store.usage([line]), ([usage]) => statusOf(line, usage!))
           })
       }
