@@ -5,14 +5,14 @@ import { usageCeiling } from "../../domain/usageBounds"
 import { defaultOutputReservation } from "../../domain/rateLimits"
 import { AppConfig } from "../../config"
 import { modelsListPath } from "../../providers/modelsList"
-import { ModelNotFound, OutputLimitExceeded, PromptTooLong } from "../../domain/refusals"
-import { cannotFit, tooManyMessages } from "../../domain/requestBounds"
+import { ModelNotFound, OutputLimitExceeded } from "../../domain/refusals"
+import { tooManyMessages } from "../../domain/requestBounds"
 import type { SseEvent } from "../../domain/sse"
 import { providerA } from "../../providers/providerA/dialect"
-import { countTextParts } from "../forwarding/tokenCounting"
 import { ModelCatalog } from "../forwarding/ModelCatalog"
 import { Tokenizer } from "../forwarding/Tokenizer"
 import type { EndpointCall, EndpointCheck } from "./endpointCall"
+import { countPromptParts } from "./promptTokens"
 import { servedOnRoute } from "./servedOnRoute"
 
 /**
@@ -68,8 +68,7 @@ export const withoutNullUsage = (data: string): string => {
   return before === -1 ? data : data.slice(0, before) + data.slice(before + nullUsage.length + 1)
 }
 
-/** About four characters a token: what a stream cut before its usage chunk is billed for its prompt. */
-export const estimateTokens = (value: unknown): number => Math.ceil(JSON.stringify(value ?? "").length / 4)
+export { estimateTokens, jsonTokensPerPart } from "./promptTokens"
 
 /**
  * The text the model reads, in parts: the conversation (contents, names, tool calls and their arguments, one
@@ -84,12 +83,6 @@ export const promptParts = (request: Pick<ChatCompletionRequest, "messages" | "t
 /** The prompt's parts as one text, a line break between them: what is counted. */
 export const promptText = (request: Pick<ChatCompletionRequest, "messages" | "tools" | "functions">): string => promptParts(request).join("\n")
 
-/**
- * Tokens a part's JSON form may cost beyond the model's own framing of a message (`{"role":"user","content":…}`
- * against its three tokens a message): a prompt is refused for its count only when it is over the context by
- * more than this much a part, so that the JSON form never refuses what the provider would take.
- */
-export const jsonTokensPerPart = 16
 
 /** Output the request may produce: what it asks for, else the documented default reservation. */
 const outputReservation = (request: ChatCompletionRequest): number =>
@@ -104,26 +97,6 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
       const tokenizer = yield* Tokenizer
       const catalog = yield* ModelCatalog
       const { basePath } = yield* AppConfig
-      /**
-       * Prompt tokens with the model family's real encoding (models outside the catalog are estimated), or the
-       * refusal of a prompt that cannot fit the model's context: on its length alone before any counting, else
-       * on its count, which stops once it is past the context.
-       */
-      const countPrompt = (request: ChatCompletionRequest, model: ModelInfo | undefined): Effect.Effect<number, PromptTooLong> => {
-        const encoding = model?.tokenizer ?? "estimate"
-        if (encoding === "estimate") return Effect.succeed(estimateTokens(promptText(request)))
-        const parts = promptParts(request)
-        const contextLength = model?.contextLength ?? Number.POSITIVE_INFINITY
-        const chars = parts.reduce((sum, part) => sum + part.length, 0)
-        if (cannotFit(chars, contextLength)) {
-          return Effect.fail(new PromptTooLong({ field: "messages", found: "length", amount: chars, contextLength }))
-        }
-        const allowance = jsonTokensPerPart * parts.length
-        return Effect.flatMap(countTextParts(tokenizer, encoding, parts, contextLength + allowance), (tokens) =>
-          tokens - allowance > contextLength
-            ? Effect.fail(new PromptTooLong({ field: "messages", found: "tokens", amount: tokens - allowance, contextLength }))
-            : Effect.succeed(tokens))
-      }
       return {
         check: ({ payload: request, principal, region, route }) => {
           if (!servedOnRoute(route, principal, "provider_a", "chat_completions", request.model)) {
@@ -141,7 +114,7 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
           const crowded = tooManyMessages(catalog, "provider_a", "chat_completions", request)
           if (crowded !== undefined) return Effect.fail(crowded)
           const stream = request.stream === true
-          return Effect.map(countPrompt(request, model), (promptTokens): EndpointCall => ({
+          return Effect.map(countPromptParts(tokenizer, promptParts(request), model, "messages"), (promptTokens): EndpointCall => ({
             model: request.model,
             reservedTokens: promptTokens + outputReservation(request),
             body: upstreamChatBody(request, model),

@@ -1,17 +1,15 @@
 import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../../config"
-import { exceededOutputLimit, type ModelInfo } from "../../domain/models"
+import { exceededOutputLimit } from "../../domain/models"
 import { defaultOutputReservation } from "../../domain/rateLimits"
-import { ModelNotFound, OutputLimitExceeded, PromptTooLong } from "../../domain/refusals"
-import { cannotFit } from "../../domain/requestBounds"
+import { ModelNotFound, OutputLimitExceeded } from "../../domain/refusals"
 import { usageCeiling } from "../../domain/usageBounds"
 import { modelsListPath } from "../../providers/modelsList"
 import { providerA } from "../../providers/providerA/dialect"
 import type { ResponsesRequest } from "../../providers/providerA/responsesWire"
-import { countTextParts } from "../forwarding/tokenCounting"
 import { ModelCatalog } from "../forwarding/ModelCatalog"
 import { Tokenizer } from "../forwarding/Tokenizer"
-import { estimateTokens, jsonTokensPerPart } from "./ChatCompletions"
+import { countPromptParts } from "./promptTokens"
 import type { EndpointCall, EndpointCheck } from "./endpointCall"
 import { servedOnRoute } from "./servedOnRoute"
 
@@ -48,22 +46,6 @@ export class Responses extends Context.Tag("Responses")<Responses, {
       const tokenizer = yield* Tokenizer
       const catalog = yield* ModelCatalog
       const { basePath } = yield* AppConfig
-      /** Prompt tokens as chat completions count them: refused on length alone, else on a count that stops past the context. */
-      const countPrompt = (request: ResponsesRequest, model: ModelInfo | undefined): Effect.Effect<number, PromptTooLong> => {
-        const parts = responsesPromptParts(request)
-        const encoding = model?.tokenizer ?? "estimate"
-        if (encoding === "estimate") return Effect.succeed(estimateTokens(parts.join("\n")))
-        const contextLength = model?.contextLength ?? Number.POSITIVE_INFINITY
-        const chars = parts.reduce((sum, part) => sum + part.length, 0)
-        if (cannotFit(chars, contextLength)) {
-          return Effect.fail(new PromptTooLong({ field: "input", found: "length", amount: chars, contextLength }))
-        }
-        const allowance = jsonTokensPerPart * parts.length
-        return Effect.flatMap(countTextParts(tokenizer, encoding, parts, contextLength + allowance), (tokens) =>
-          tokens - allowance > contextLength
-            ? Effect.fail(new PromptTooLong({ field: "input", found: "tokens", amount: tokens - allowance, contextLength }))
-            : Effect.succeed(tokens))
-      }
       return {
         check: ({ payload: request, principal, region, route }) => {
           if (!servedOnRoute(route, principal, "provider_a", "chat_completions", request.model)) {
@@ -74,7 +56,7 @@ export class Responses extends Context.Tag("Responses")<Responses, {
           const over = exceededOutputLimit(model, { max_output_tokens: request.max_output_tokens })
           if (over !== undefined) return Effect.fail(new OutputLimitExceeded({ ...over, model: request.model }))
           const stream = request.stream === true
-          return Effect.map(countPrompt(request, model), (promptTokens): EndpointCall => ({
+          return Effect.map(countPromptParts(tokenizer, responsesPromptParts(request), model, "input"), (promptTokens): EndpointCall => ({
             model: request.model,
             reservedTokens: promptTokens + (request.max_output_tokens ?? defaultOutputReservation.responses),
             body: upstreamResponsesBody(request),

@@ -15,7 +15,7 @@ import { UpstreamFailure } from "../UpstreamClient"
 import type { ErrorAnswer, PreparedCall, StreamDecoder, UpstreamCall, UpstreamKind } from "./UpstreamKind"
 
 /** The only `anthropic_version` Bedrock documents for the messages models. */
-export const bedrockAnthropicVersion = "bedrock-2023-05-31"
+export const bedrockMessagesVersion = "bedrock-2023-05-31"
 
 export const eventStreamContentType = "application/vnd.amazon.eventstream"
 
@@ -35,7 +35,7 @@ const invokeBody = (call: UpstreamCall): Record<string, unknown> => {
   const { model: _model, stream: _stream, ...rest } = call.body
   const header = Object.entries(call.headers).find(([name]) => name.toLowerCase() === "anthropic-beta")?.[1]
   const betas = (header ?? "").split(",").map((beta) => beta.trim()).filter((beta) => beta !== "")
-  return { ...rest, anthropic_version: bedrockAnthropicVersion, ...(betas.length > 0 ? { anthropic_beta: betas } : {}) }
+  return { ...rest, anthropic_version: bedrockMessagesVersion, ...(betas.length > 0 ? { anthropic_beta: betas } : {}) }
 }
 
 /** The operation's path and body: InvokeModel, its stream, or CountTokens (which wraps an InvokeModel body). */

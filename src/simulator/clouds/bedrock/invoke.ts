@@ -21,7 +21,7 @@ import { signatureRefusal } from "./sigv4"
 export type BedrockOperation = "invoke" | "invoke-with-response-stream" | "count-tokens"
 
 /** The only version Bedrock documents for these models. */
-export const bedrockAnthropicVersion = "bedrock-2023-05-31"
+export const bedrockMessagesVersion = "bedrock-2023-05-31"
 
 /**
  * The simulated model behind a Bedrock model id: a base id `provider_b.<model>-v1:0`, or an inference profile
@@ -55,7 +55,7 @@ const messagesBody = (body: Record<string, unknown>, model: string, operation: B
   if (version === undefined) {
     return Either.left(validation("Malformed input request: #: required key [anthropic_version] not found, please reformat your input and try again."))
   }
-  if (version !== bedrockAnthropicVersion) return Either.left(validation(`Invalid API version: ${String(version)}. Expected ${bedrockAnthropicVersion}.`))
+  if (version !== bedrockMessagesVersion) return Either.left(validation(`Invalid API version: ${String(version)}. Expected ${bedrockMessagesVersion}.`))
   if (betas !== undefined && !(Array.isArray(betas) && betas.every((beta) => typeof beta === "string"))) {
     return Either.left(validation("Malformed input request: #/anthropic_beta: expected type: JSONArray of strings, please reformat your input and try again."))
   }
