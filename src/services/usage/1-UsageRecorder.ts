@@ -225,7 +225,7 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
           if (!memoryOnly || (yield* journal.health) !== "ok") return
           const waiting = queue.filter((entry) => Option.isNone(entry.segment))
           for (const [index, entry] of waiting.entries()) {
-            const segment = yield* journal.append(toLine(entry.record))
+            const segment = journal.append(toLine(entry.record))
             if (Option.isNone(segment)) return
             entry.segment = segment
             if (index % 1_000 === 999) yield* Effect.yieldNow()
@@ -305,22 +305,23 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
         )
 
         return {
+          // One operation a record: the journal's append is a plain synchronous call.
           record: (record) =>
-            Effect.flatMap(journal.append(toLine(record)), (segment) =>
-              Effect.suspend(() => {
-                if (Option.isNone(segment)) memoryOnly = true
-                if (queue.length < options.capacity) {
-                  queue.push({ record, segment })
-                  return Effect.void
-                }
-                // Memory is full: the journal keeps the record until there is room for its segment.
-                if (Option.isSome(segment)) return journal.spill(segment.value)
+            Effect.suspend(() => {
+              const segment = journal.append(toLine(record))
+              if (Option.isNone(segment)) memoryOnly = true
+              if (queue.length < options.capacity) {
                 queue.push({ record, segment })
-                const overflow = queue.length - options.capacity
-                queue.splice(0, overflow)
-                metrics.usageRecordsDropped(overflow)
-                return Ref.update(dropped, (n) => n + overflow)
-              })),
+                return Effect.void
+              }
+              // Memory is full: the journal keeps the record until there is room for its segment.
+              if (Option.isSome(segment)) return journal.spill(segment.value)
+              queue.push({ record, segment })
+              const overflow = queue.length - options.capacity
+              queue.splice(0, overflow)
+              metrics.usageRecordsDropped(overflow)
+              return Ref.update(dropped, (n) => n + overflow)
+            }),
           flush: Effect.orElse(writeAll, () => Effect.void),
           pending: Effect.sync(() => queue.length),
           requireDurable: options.journalRequired === true

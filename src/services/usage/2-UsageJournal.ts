@@ -1,4 +1,4 @@
-import { Context, Data, type Duration, Effect, Fiber, Layer, Option, Schedule } from "effect"
+import { Context, Data, type Duration, Effect, Fiber, Layer, Option, Runtime, Schedule } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { promisify } from "node:util"
@@ -61,8 +61,11 @@ export type JournalHealth = "ok" | "failing" | "absent"
  * record needs it.
  */
 export class UsageJournal extends Context.Tag("UsageJournal")<UsageJournal, {
-  /** Appends one line; the segment it went to, or none when the disk refuses it (logged once). */
-  readonly append: (line: string) => Effect.Effect<Option.Option<number>>
+  /**
+   * Appends one line, synchronously: the segment it went to, or none when the disk refuses it (logged once,
+   * in the background). A plain function: it runs for every forwarded request.
+   */
+  readonly append: (line: string) => Option.Option<number>
   /** `count` records of `segment` are in the ledger (or its dead-letter table). */
   readonly committed: (segment: number, count: number) => Effect.Effect<void>
   /** Records of `segment` were not kept in memory: they must be read back from disk. */
@@ -96,7 +99,7 @@ export class UsageJournal extends Context.Tag("UsageJournal")<UsageJournal, {
 
   /** No journal: records live in memory only (unit tests of other services). */
   static readonly none = Layer.succeed(UsageJournal, {
-    append: () => Effect.succeed(Option.none()),
+    append: () => Option.none(),
     committed: () => Effect.void,
     spill: () => Effect.void,
     reload: Effect.succeed(Option.none()),
@@ -108,6 +111,8 @@ export class UsageJournal extends Context.Tag("UsageJournal")<UsageJournal, {
 
 interface Segment {
   readonly id: number
+  /** `append`'s answer for this segment, made once. */
+  readonly answer: Option.Option<number>
   readonly file: string
   /** Records written to it and not yet known to be in the ledger. */
   outstanding: number
@@ -123,10 +128,16 @@ const fileOf = (directory: string, id: number) => path.join(directory, `segment-
 /** The probe's size: a line that fits in a block already allocated would prove nothing on a full disk. */
 const probeBytes = Buffer.alloc(64 * 1024, "\n")
 
-/** Writes the whole buffer (a write may take part of it, as on a disk about to be full). */
-const writeFully = (fd: number, bytes: Buffer) => {
-  for (let offset = 0; offset < bytes.length;) offset += fs.writeSync(fd, bytes, offset)
+/** Writes `length` bytes of the buffer (a write may take part of it, as on a disk about to be full). */
+const writeFully = (fd: number, bytes: Buffer, length = bytes.length) => {
+  for (let offset = 0; offset < length;) offset += fs.writeSync(fd, bytes, offset, length - offset)
 }
+
+/**
+ * Where a line is encoded before its write: one buffer for the process (writes are synchronous), so a record's
+ * line costs no buffer of its own. A line that might not fit (3 bytes a UTF-16 unit at most) gets its own.
+ */
+const scratch = Buffer.allocUnsafe(16 * 1024)
 
 const linesIn = (file: string): number => {
   try {
@@ -155,7 +166,7 @@ const makeJournal = (options: UsageJournalOptions) =>
     // Segments left by an earlier run are read back whole: whatever of them is already in the
     // ledger is ignored there.
     const segments = new Map<number, Segment>(
-      existing.map((id) => [id, { id, file: fileOf(directory, id), outstanding: 0, spilled: true, unread: true }])
+      existing.map((id) => [id, { id, answer: Option.some(id), file: fileOf(directory, id), outstanding: 0, spilled: true, unread: true }])
     )
     if (existing.length > 0) {
       yield* Effect.logInfo("usage journal found from an earlier run: its records will be written to the ledger").pipe(
@@ -192,7 +203,7 @@ const makeJournal = (options: UsageJournalOptions) =>
     /** The segment being written, made when there is none. Its id is taken only once its file exists. */
     const target = () => {
       if (current !== undefined) return current
-      const segment: Segment = { id: nextId, file: fileOf(directory, nextId), outstanding: 0, spilled: false, unread: false }
+      const segment: Segment = { id: nextId, answer: Option.some(nextId), file: fileOf(directory, nextId), outstanding: 0, spilled: false, unread: false }
       const fd = fs.openSync(segment.file, "a")
       nextId++
       segments.set(segment.id, segment)
@@ -247,38 +258,54 @@ const makeJournal = (options: UsageJournalOptions) =>
       Effect.zipRight(Effect.logInfo("usage journal writable again").pipe(Effect.annotateLogs({ directory })))
     )
 
-    /** The disk refused a write: said once, then tried again in the background until it takes one. */
+    /** Said once, when the journal starts failing; then the disk is tried again in the background until it takes one. */
+    const announceFailing = (cause: unknown): Effect.Effect<void> =>
+      Effect.logError("usage journal cannot be written: new records wait in memory only until it can").pipe(
+        Effect.annotateLogs({ directory, cause: String(cause) }),
+        Effect.zipRight(Effect.forkIn(recover, scope)),
+        Effect.asVoid
+      )
+
+    /** The disk refused a write. */
     const startFailing = (cause: unknown): Effect.Effect<void> =>
       Effect.suspend(() => {
         if (failing) return Effect.void
         failing = true
-        return Effect.logError("usage journal cannot be written: new records wait in memory only until it can").pipe(
-          Effect.annotateLogs({ directory, cause: String(cause) }),
-          Effect.zipRight(Effect.forkIn(recover, scope)),
-          Effect.asVoid
-        )
+        return announceFailing(cause)
       })
 
-    const append = (line: string): Effect.Effect<Option.Option<number>> =>
-      Effect.suspend(() => {
-        if (failing) return Effect.succeed(Option.none())
-        try {
-          if (current !== undefined && current.bytes >= options.segmentBytes) close()
-          const into = target()
-          const bytes = Buffer.from(line + "\n", "utf8")
-          // A synchronous write: once it returns, the line is the kernel's and outlives this process.
-          writeFully(into.fd, bytes)
-          into.bytes += bytes.length
-          into.segment.outstanding++
-          dirty = true
-          appended = true
-          return Effect.succeed(Option.some(into.segment.id))
-        } catch (cause) {
-          // Full, read-only or gone: the segment stays the one tried again.
-          undoPartial()
-          return Effect.as(startFailing(cause), Option.none())
+    // The refusal's log line and the retries run in the background, under this layer's runtime.
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+
+    const append = (line: string): Option.Option<number> => {
+      if (failing) return Option.none()
+      try {
+        if (current !== undefined && current.bytes >= options.segmentBytes) close()
+        const into = target()
+        let bytes = scratch
+        let length: number
+        if (line.length * 3 < scratch.length) {
+          length = scratch.write(line, 0, "utf8")
+          scratch[length++] = 0x0a
+        } else {
+          bytes = Buffer.from(line + "\n", "utf8")
+          length = bytes.length
         }
-      })
+        // A synchronous write: once it returns, the line is the kernel's and outlives this process.
+        writeFully(into.fd, bytes, length)
+        into.bytes += length
+        into.segment.outstanding++
+        dirty = true
+        appended = true
+        return into.segment.answer
+      } catch (cause) {
+        // Full, read-only or gone: the segment stays the one tried again.
+        undoPartial()
+        failing = true
+        runFork(announceFailing(cause))
+        return Option.none()
+      }
+    }
 
     const committed = (id: number, count: number) =>
       Effect.sync(() => {

@@ -31,7 +31,7 @@ describe("UsageJournal", () => {
     const dir = fresh()
     await run(dir, Effect.gen(function*() {
       const journal = yield* UsageJournal
-      const segments = [yield* journal.append("{\"a\":1}"), yield* journal.append("{\"a\":2}"), yield* journal.append("{\"a\":3}")].map(some)
+      const segments = [journal.append("{\"a\":1}"), journal.append("{\"a\":2}"), journal.append("{\"a\":3}")].map(some)
       expect(new Set(segments).size).toBe(1)
       // On disk before any sync: a killed process would leave these lines.
       expect(fs.readFileSync(path.join(dir, files(dir)[0]!), "utf8")).toBe("{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n")
@@ -40,7 +40,7 @@ describe("UsageJournal", () => {
       yield* journal.committed(segments[0]!, 1)
       expect(files(dir)).toEqual([])
       // The next line begins a new segment.
-      expect(some(yield* journal.append("{\"a\":4}"))).toBeGreaterThan(segments[0]!)
+      expect(some(journal.append("{\"a\":4}"))).toBeGreaterThan(segments[0]!)
     }))
   })
 
@@ -50,7 +50,7 @@ describe("UsageJournal", () => {
       const journal = yield* UsageJournal
       const line = "x".repeat(40)
       const segments: Array<number> = []
-      for (let i = 0; i < 10; i++) segments.push(some(yield* journal.append(line)))
+      for (let i = 0; i < 10; i++) segments.push(some(journal.append(line)))
       const distinct = [...new Set(segments)]
       expect(distinct.length).toBeGreaterThan(2)
       expect(files(dir)).toHaveLength(distinct.length)
@@ -63,8 +63,8 @@ describe("UsageJournal", () => {
     const dir = fresh()
     await run(dir, Effect.gen(function*() {
       const journal = yield* UsageJournal
-      const segment = some(yield* journal.append("one"))
-      yield* journal.append("two")
+      const segment = some(journal.append("one"))
+      journal.append("two")
       yield* journal.spill(segment)
       yield* journal.committed(segment, 2)
       expect(files(dir)).toHaveLength(1)
@@ -72,7 +72,7 @@ describe("UsageJournal", () => {
       expect(reloaded).toEqual({ segment, lines: ["one", "two"] })
       expect(Option.isNone(yield* journal.reload)).toBe(true)
       // Read back whole: later lines go to another segment.
-      expect(some(yield* journal.append("three"))).not.toBe(segment)
+      expect(some(journal.append("three"))).not.toBe(segment)
       yield* journal.committed(segment, 2)
       expect(files(dir)).toHaveLength(1)
     }))
@@ -82,8 +82,8 @@ describe("UsageJournal", () => {
     const dir = fresh()
     await run(dir, Effect.gen(function*() {
       const journal = yield* UsageJournal
-      yield* journal.append("left-1")
-      yield* journal.append("left-2")
+      journal.append("left-1")
+      journal.append("left-2")
     }))
     expect(files(dir)).toHaveLength(1)
     await run(dir, Effect.gen(function*() {
@@ -92,7 +92,7 @@ describe("UsageJournal", () => {
       const reloaded = Option.getOrThrow(yield* journal.reload)
       expect(reloaded.lines).toEqual(["left-1", "left-2"])
       // New lines never go to an old segment.
-      expect(some(yield* journal.append("new"))).toBeGreaterThan(reloaded.segment)
+      expect(some(journal.append("new"))).toBeGreaterThan(reloaded.segment)
       yield* journal.committed(reloaded.segment, 2)
     }))
     expect(files(dir)).toHaveLength(1)
@@ -107,13 +107,13 @@ describe("UsageJournal", () => {
         const journal = yield* UsageJournal
         expect(yield* journal.health).toBe("ok")
         fs.rmSync(dir, { recursive: true })
-        expect(Option.isNone(yield* journal.append("a"))).toBe(true)
-        expect(Option.isNone(yield* journal.append("b"))).toBe(true)
+        expect(Option.isNone(journal.append("a"))).toBe(true)
+        expect(Option.isNone(journal.append("b"))).toBe(true)
         expect(yield* journal.health).toBe("failing")
         fs.mkdirSync(dir)
         // Tried again in the background, with nothing appended meanwhile.
         yield* untilHealth(journal, "ok")
-        const segment = some(yield* journal.append("c"))
+        const segment = some(journal.append("c"))
         expect(fs.readFileSync(path.join(dir, files(dir)[0]!), "utf8")).toBe("c\n")
         expect(segment).toBeGreaterThan(0)
       }).pipe(
@@ -134,8 +134,8 @@ describe("UsageJournal", () => {
           const journal = yield* UsageJournal
           const answers: Array<Option.Option<number>> = []
           // Longer than a page: the first write takes what is left of the disk, then fails.
-          answers.push(yield* journal.append("x".repeat(10_000)))
-          for (let i = 0; i < 300; i++) answers.push(yield* journal.append(`{"record":${i}}`))
+          answers.push(journal.append("x".repeat(10_000)))
+          for (let i = 0; i < 300; i++) answers.push(journal.append(`{"record":${i}}`))
           expect(answers.every(Option.isNone)).toBe(true)
           expect(yield* journal.health).toBe("failing")
           const segments = files(disk.directory)
@@ -145,7 +145,7 @@ describe("UsageJournal", () => {
 
           disk.free()
           yield* untilHealth(journal, "ok")
-          some(yield* journal.append("{\"record\":\"after\"}"))
+          some(journal.append("{\"record\":\"after\"}"))
           // The segment tried all along is the one written now.
           expect(files(disk.directory)).toHaveLength(1)
           if (segments.length === 1) expect(files(disk.directory)).toEqual(segments)
@@ -168,12 +168,12 @@ describe("UsageJournal", () => {
         const journal = yield* UsageJournal
         const restore = makeReadOnly(dir)
         yield* Effect.gen(function*() {
-          for (let i = 0; i < 100; i++) expect(Option.isNone(yield* journal.append(`line ${i}`))).toBe(true)
+          for (let i = 0; i < 100; i++) expect(Option.isNone(journal.append(`line ${i}`))).toBe(true)
           expect(yield* journal.health).toBe("failing")
           expect(files(dir)).toEqual([])
         }).pipe(Effect.ensuring(Effect.sync(restore)))
         yield* untilHealth(journal, "ok")
-        some(yield* journal.append("back"))
+        some(journal.append("back"))
         expect(files(dir)).toHaveLength(1)
       }).pipe(
         Effect.provide(UsageJournal.layerWith({ ...fastRetry, directory: dir })),
@@ -204,14 +204,14 @@ describe("UsageJournal", () => {
     const dir = fresh()
     await run(dir, Effect.gen(function*() {
       const journal = yield* UsageJournal
-      yield* journal.append("left-1")
-      yield* journal.append("left-2")
+      journal.append("left-1")
+      journal.append("left-2")
       expect(yield* journal.waiting).toBe(2)
     }))
     await run(dir, Effect.gen(function*() {
       const journal = yield* UsageJournal
       expect(yield* journal.waiting).toBe(2)
-      const segment = some(yield* journal.append("new"))
+      const segment = some(journal.append("new"))
       expect(yield* journal.waiting).toBe(3)
       yield* journal.committed(segment, 1)
       expect(yield* journal.waiting).toBe(2)
