@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
-import { dataEvent, decodeSse, encodeSseEvent, namedEvent } from "../../src/domain/sse"
+import { boundedSseDecoder, dataEvent, decodeSse, encodedEvents, encodeSseEvent, isEncodedEvents, namedEvent } from "../../src/domain/sse"
 
 const bytes = (text: string, cut: ReadonlyArray<number>) => {
   const encoded = new TextEncoder().encode(text)
@@ -34,5 +34,40 @@ describe("SSE codec", () => {
   it("encodes decoded events back to the same framing", () => {
     expect(encodeSseEvent({ event: "x", data: "a\nb" })).toBe("event: x\ndata: a\ndata: b\n\n")
     expect(encodeSseEvent({ data: '{"b":1}' })).toBe(dataEvent({ b: 1 }))
+  })
+
+  it("recognises text that is exactly its events' encoding", () => {
+    expect(isEncodedEvents(`${namedEvent("a", { b: "é" })}${dataEvent({ c: 1 })}data: \n\ndata: [DONE]\n\n`)).toBe(true)
+    for (
+      const text of [
+        "data:x\n\n", // no space: written back with one
+        "event: \ndata: x\n\n", // an empty name is written back without the event line
+        "data: a\ndata: b\n\n",
+        ": comment\ndata: x\n\n",
+        "id: 1\ndata: x\n\n",
+        "data: x\r\n\r\n",
+        "data: x\n\n\n",
+        "data: x\n",
+        "event: a\n\n",
+        "\ufeffdata: x\n\n"
+      ]
+    ) expect(isEncodedEvents(text)).toBe(false)
+  })
+
+  it("gives a feed's own text only when it is exactly the events it completed", () => {
+    const decoder = boundedSseDecoder(1024)
+    const feed = (text: string) => {
+      const events = decoder.feed(new TextEncoder().encode(text)) ?? []
+      const asFed = decoder.fedAsEncoded()
+      if (asFed !== undefined) expect(asFed).toBe(encodedEvents(events, events.length))
+      return asFed
+    }
+    expect(feed("event: a\ndata: 1\n\ndata: 2\n\n")).toBe("event: a\ndata: 1\n\ndata: 2\n\n")
+    expect(feed("data: 3\n\ndata: 4")).toBeUndefined()
+    // The event carried from the last feed ends here: not this text alone.
+    expect(feed("\n\n")).toBeUndefined()
+    expect(feed("data: 5\n\n")).toBe("data: 5\n\n")
+    expect(feed(": ping\n\n")).toBeUndefined()
+    expect(feed("data: 6\n\n")).toBe("data: 6\n\n")
   })
 })

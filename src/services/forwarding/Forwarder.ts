@@ -20,7 +20,7 @@ import { admissionHeaders, problemOf } from "../../providers/render"
 import { boundedCost, boundUsage, settledTokens, type UsageCeiling } from "../../domain/usageBounds"
 import { billedOutputTokens, emptyTally, parseJson, type Protocol } from "../../providers/protocol"
 import { boundedRetryHints, makeRedactor, redactBoth, relayedProblem } from "../../providers/untrusted"
-import { encodeSseEvent, type SseEvent } from "../../domain/sse"
+import { encodedEvents, encodeSseEvent, type SseEvent } from "../../domain/sse"
 import type { LimitFamily } from "../../domain/workspaceSettings"
 import type { Principal } from "../../domain/principal"
 import { releaseLargeBodySlot } from "./LargeBodies"
@@ -406,18 +406,30 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             }
             body.on("data", (chunk: Buffer) => {
               if (done) return
-              let text = ""
               const events = decoder.feed(chunk)
               if (events === undefined) {
                 return fail(new UpstreamFailure({ kind: "malformed", detail: `stream event over ${upstreamLimits.maxSseEventBytes} bytes` }), "")
               }
-              for (const event of events) {
+              // The upstream's own text when it is exactly these events' encoding: sent as it came while every event
+              // is relayed unchanged (undefined `text`); encoded from the first one that is not.
+              const asFed = decoder.fedAsEncoded?.()
+              let text = asFed === undefined ? "" : undefined
+              for (let index = 0; index < events.length; index++) {
+                const event = events[index]!
                 if (!input.protocol.observe(event, tally)) {
-                  return fail(new UpstreamFailure({ kind: "malformed", detail: "stream event not valid for the protocol" }), text)
+                  return fail(
+                    new UpstreamFailure({ kind: "malformed", detail: "stream event not valid for the protocol" }),
+                    text ?? encodedEvents(events, index)
+                  )
                 }
                 const relayed = relayEvent(event)
+                if (text === undefined) {
+                  if (relayed === event) continue
+                  text = encodedEvents(events, index)
+                }
                 if (relayed !== undefined) text += encodeSseEvent(relayed)
               }
+              text ??= asFed ?? ""
               // One write per upstream chunk, however many events it held.
               if (text !== "" && !sink.write(text)) {
                 body.pause()

@@ -47,6 +47,11 @@ export interface StreamDecoder {
    * bound, a frame that does not decode): the relay then fails the stream as malformed.
    */
   readonly feed: (bytes: Uint8Array) => ReadonlyArray<SseEvent> | undefined
+  /**
+   * The text of the last feed when it was exactly the events it completed as encodeSseEvent writes them: what
+   * the client is sent when every one of them is relayed unchanged (no decode and encode again). Absent: never.
+   */
+  readonly fedAsEncoded?: () => string | undefined
 }
 
 /** An upstream's refusal or failure, rewritten into the provider's own error answer. */
