@@ -1,4 +1,4 @@
-import { Effect, Context, Either, Exit, FiberRef, Layer, Option, Redacted, type Tracer } from "effect"
+import { Cause, Effect, Context, Either, Exit, FiberRef, Layer, Option, Redacted, type Tracer } from "effect"
 import { identity } from "effect/Function"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../../config"
@@ -357,23 +357,27 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         started: number,
         response: UpstreamResponse,
         headers: Record<string, string>
-      ) =>
-        client.readAnswer(response.body).pipe(
-          Effect.flatMap((read) => {
+      ) => {
+        // An answer that cannot be read, or is not the protocol's: the service's failure, recorded.
+        const failed = (failure: UpstreamFailure) =>
+          refuse(input, admission, started, unavailable(failure, admitted(admission, failure.kind === "overloaded" ? busyRetryHints : noHeaders)))
+        // One step over the read: its outcome and the answer's check handled in the same match.
+        return Effect.matchEffect(client.readAnswer(response.body), {
+          onFailure: failed,
+          onSuccess: (read) => {
             const bytes = kind.jsonAnswer === undefined ? read : Buffer.from(kind.jsonAnswer(read.toString("utf8"), call), "utf8")
             const text = bytes.toString("utf8")
             const usage = (text.length > largeAnswerChars ? input.protocol.usageOfLargeAnswer?.(text) : undefined) ??
               input.protocol.usageOfBody(parseJson(text))
             return usage === undefined
-              ? Effect.fail(new UpstreamFailure({ kind: "malformed", detail: "answer is not valid JSON of the protocol" }))
+              ? failed(new UpstreamFailure({ kind: "malformed", detail: "answer is not valid JSON of the protocol" }))
               : Effect.as(
-                record(input, admission, started, { status: 200, outcome: "completed", ...usage }),
+                record(input, admission, started, { status: 200, outcome: "completed", inputTokens: usage.inputTokens, outputTokens: usage.outputTokens }),
                 { _tag: "Json" as const, body: bytes, headers }
               )
-          }),
-          Effect.catchTag("UpstreamFailure", (failure) =>
-            refuse(input, admission, started, unavailable(failure, admitted(admission, failure.kind === "overloaded" ? busyRetryHints : noHeaders))))
-        )
+          }
+        })
+      }
 
       const relayStream = (
         input: Exchange,
@@ -502,7 +506,10 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
           let inFlight: Admission | undefined
           // The upstream's answer once its headers came: ended if the request is interrupted before it is read or relayed.
           let answer: UpstreamResponse | undefined
-          return Effect.gen(function*() {
+          // The client left before the answer (499, nginx's "client closed request"): the upstream's answer, if it
+          // came, is ended unread, and the request is billed for the prompt the upstream was sent, as a cancelled
+          // stream is. Effect.onInterrupt's rule (interruption only) in one masked step over the request.
+          return Effect.uninterruptibleMask((restore) => Effect.catchAllCause(restore(Effect.gen(function*() {
             // A large body was read, checked and counted: its slot goes to the next while this one is upstream.
             yield* FiberRef.getWith(releaseLargeBodySlot, identity)
             started = performance.now()
@@ -627,24 +634,14 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                 ? relayStream(input, kind, admission, started, response, headers)
                 : yield* relayJson(input, kind, call, admission, started, response, headers)
             }
-          }).pipe(
-            // The client left before the answer (499, nginx's "client closed request"): the upstream's
-            // answer, if it came, is ended unread, and the request is billed for the prompt the upstream
-            // was sent, as a cancelled stream is.
-            Effect.onInterrupt(() =>
-              Effect.zipRight(
-                Effect.sync(() => {
-                  if (answer !== undefined) discard(answer.body)
-                }),
-                inFlight === undefined ? (input.budget === undefined ? Effect.void : input.budget.settle(0)) : record(input, inFlight, started, {
-                  status: 499,
-                  outcome: "cancelled",
-                  inputTokens: input.estimatedInputTokens,
-                  outputTokens: 0
-                })
-              )
-            )
-          )
+          })), (cause) => {
+            if (!Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+            if (answer !== undefined) discard(answer.body)
+            const ended = inFlight === undefined
+              ? (input.budget === undefined ? Effect.void : input.budget.settle(0))
+              : record(input, inFlight, started, { status: 499, outcome: "cancelled", inputTokens: input.estimatedInputTokens, outputTokens: 0 })
+            return Effect.zipRight(ended, Effect.failCause(cause))
+          }))
         }
       }
     })
