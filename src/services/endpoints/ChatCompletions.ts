@@ -74,11 +74,13 @@ export { estimateTokens, jsonTokensPerPart } from "./promptTokens"
  * The text the model reads, in parts: the conversation (contents, names, tool calls and their arguments, one
  * message a part) and the JSON of the tool and legacy function definitions, which the provider bills as prompt too.
  */
-export const promptParts = (request: Pick<ChatCompletionRequest, "messages" | "tools" | "functions">): ReadonlyArray<string> => [
-  ...request.messages.map((message) => JSON.stringify(message)),
-  ...(request.tools !== undefined && request.tools.length > 0 ? [JSON.stringify(request.tools)] : []),
-  ...(request.functions !== undefined && request.functions.length > 0 ? [JSON.stringify(request.functions)] : [])
-]
+export const promptParts = (request: Pick<ChatCompletionRequest, "messages" | "tools" | "functions">): ReadonlyArray<string> => {
+  // One array, no spread copies: this runs for every chat request.
+  const parts = request.messages.map((message) => JSON.stringify(message))
+  if (request.tools !== undefined && request.tools.length > 0) parts.push(JSON.stringify(request.tools))
+  if (request.functions !== undefined && request.functions.length > 0) parts.push(JSON.stringify(request.functions))
+  return parts
+}
 
 /** The prompt's parts as one text, a line break between them: what is counted. */
 export const promptText = (request: Pick<ChatCompletionRequest, "messages" | "tools" | "functions">): string => promptParts(request).join("\n")

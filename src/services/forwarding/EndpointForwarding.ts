@@ -37,20 +37,9 @@ export class EndpointForwarding extends Context.Tag("EndpointForwarding")<Endpoi
       serve: <Payload>(endpoint: EndpointDeclaration, check: EndpointCheck<Payload>): ServeEndpoint<Payload> => (principal, region, payload, requestId, headers) => {
         const route = routes.route(endpoint.provider, region)
         if (Either.isLeft(route)) return Effect.fail(route.left)
+        // The call is not copied into another object: the Forwarder builds its exchange once from the pieces.
         return Effect.flatMap(check({ principal, region, route: route.right, payload, headers }), (call) =>
-          forwarder.forward({
-            ...call,
-            principal,
-            region,
-            route: route.right,
-            requestId,
-            family: endpoint.family,
-            protocol: endpoint.protocol,
-            provider: endpoint.provider,
-            endpoint: endpoint.record,
-            operation: endpoint.operation,
-            path: endpoint.path
-          }))
+          forwarder.forward(endpoint, principal, region, route.right, requestId, call))
       }
     }))
   )

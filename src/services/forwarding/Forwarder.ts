@@ -1,4 +1,5 @@
-import { Effect, Context, Either, Exit, FiberRef, Layer, Option, Redacted, type Tracer } from "effect"
+import { Cause, Effect, Context, Either, Exit, FiberRef, Layer, Option, Redacted, type Tracer } from "effect"
+import { identity } from "effect/Function"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../../config"
 import { catalogFamily } from "../../domain/rateLimits"
@@ -40,6 +41,8 @@ import { type Attempt, type Route, Routes } from "./Routes"
 import { ModelCatalog } from "./ModelCatalog"
 import { kindOf, makeUpstreamKinds, secretsOf } from "./kinds"
 import type { UpstreamCall, UpstreamKind } from "./kinds/UpstreamKind"
+import type { EndpointDeclaration } from "./EndpointForwarding"
+import type { EndpointCall } from "../endpoints/endpointCall"
 
 /** Where a relayed stream goes: the client's connection, after the status and headers. */
 export interface StreamSink {
@@ -66,7 +69,11 @@ export type Forwarded =
     readonly relay: (sink: StreamSink) => Effect.Effect<void>
   }
 
-export interface ForwardInput {
+/**
+ * A request on its way: what the endpoint asked for, and as it goes the workspace's own provider key, its budget
+ * reservation, the deployment tried. Built once per request with every field it will have (one shape, no copies).
+ */
+interface Exchange {
   readonly principal: Principal
   /** The rate-limit family the request counts in. */
   readonly family: LimitFamily
@@ -89,27 +96,24 @@ export interface ForwardInput {
   readonly body: Readonly<Record<string, unknown>>
   readonly stream: boolean
   /** Protocol headers for the upstream (never the caller's). */
-  readonly upstreamHeaders?: Readonly<Record<string, string>>
+  readonly upstreamHeaders: Readonly<Record<string, string>> | undefined
   /** Input tokens to bill if the upstream never reports them (a stream cut short). */
   readonly estimatedInputTokens: number
   /** The most the request could consume (its model's context, its maximum output): reported usage is bounded by it. */
   readonly usageCeiling: UsageCeiling
   /** What the client sees of each upstream event; undefined drops it. Default: the event unchanged. */
-  readonly relayEvent?: (event: SseEvent) => SseEvent | undefined
+  readonly relayEvent: ((event: SseEvent) => SseEvent | undefined) | undefined
   readonly requestId: string | undefined
-}
-
-/** A request on its way: what the endpoint asked for, and the workspace's own provider key when it has one. */
-interface Exchange extends ForwardInput {
-  readonly ownKey: Redacted.Redacted<string> | undefined
+  /** The workspace's own key for the provider, once looked up; undefined when it has none. */
+  ownKey: Redacted.Redacted<string> | undefined
   /** The deployment of the attempt that answered, or of the last one tried. */
-  readonly deployment?: Deployment | undefined
+  deployment: Deployment | undefined
   /** When the request was sent upstream (performance.now()); undefined when it never was. */
-  readonly sentAt?: number
+  sentAt: number | undefined
   /** The upstream exchange's span, ended when the request is recorded (traces exported only). */
-  readonly span?: Tracer.Span | undefined
+  span: Tracer.Span | undefined
   /** The budgets' reservation, settled to the recorded cost (none for what is not billed). */
-  readonly budget?: BudgetHold | undefined
+  budget: BudgetHold | undefined
 }
 
 /** Answers longer than this are read for usage without being parsed whole, where the protocol can. */
@@ -123,10 +127,10 @@ const maxErrorBodyBytes = 64 * 1024
  * rate-limit headers are not passed: they describe the service's own upstream account, shared by
  * every workspace; the client gets its workspace's limits instead. Node gives header names in lower case.
  */
-const pickHeaders = (headers: UpstreamResponse["headers"]): Record<string, string> => {
+const pickHeaders = (headers: UpstreamResponse["headers"]): Readonly<Record<string, string>> => {
   const after = headers["retry-after"]
   const afterMs = headers["retry-after-ms"]
-  if (after === undefined && afterMs === undefined) return {}
+  if (after === undefined && afterMs === undefined) return noHeaders
   return boundedRetryHints(typeof after === "string" ? after : undefined, typeof afterMs === "string" ? afterMs : undefined, Date.now())
 }
 
@@ -151,6 +155,9 @@ const unavailable = (failure: UpstreamFailure, admitted: Admitted): UpstreamUnav
 const stopping = new ServiceStopping()
 
 const noHeaders: Readonly<Record<string, string>> = {}
+
+/** Said on the answers of a simulated deployment. */
+const simulatedHeader: Readonly<Record<string, string>> = { "x-workspace-api-simulated": "true" }
 
 /** A request as one deployment gets it: the model under the deployment's id for it. */
 const upstreamCall = (input: Exchange, { upstreamModel }: Attempt, headers: Readonly<Record<string, string>>): UpstreamCall => ({
@@ -212,7 +219,15 @@ const upstreamRefusal = (
  * ones too — through the UsageRecorder, off the request path.
  */
 export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
-  readonly forward: (input: ForwardInput) => Effect.Effect<Forwarded, Refusal>
+  /** The endpoint's call of a caller's request, on the route of its region. */
+  readonly forward: (
+    endpoint: EndpointDeclaration,
+    principal: Principal,
+    region: string,
+    route: Route,
+    requestId: string | undefined,
+    call: EndpointCall
+  ) => Effect.Effect<Forwarded, Refusal>
 }>() {
   static readonly layer = Layer.effect(
     Forwarder,
@@ -241,11 +256,11 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       }
       const credentials = yield* ProviderCredentials
 
-      /** A request sent with the workspace's own key marks the key used (in the background). */
-      const markUsed = (input: Exchange) =>
+      /** A request sent with the workspace's own key marks the key used (in the background) after `step`. */
+      const thenMarkUsed = (input: Exchange, step: Effect.Effect<void>): Effect.Effect<void> =>
         input.ownKey === undefined
-          ? Effect.void
-          : Effect.asVoid(Effect.forkDaemon(Effect.ignore(credentials.markUsed(input.principal.workspace.id, input.provider.id))))
+          ? step
+          : Effect.zipRight(step, Effect.asVoid(Effect.forkDaemon(Effect.ignore(credentials.markUsed(input.principal.workspace.id, input.provider.id)))))
 
       const recorded = new WeakSet<Admission>()
       const record = (
@@ -264,33 +279,35 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
           input.span.end(clock.unsafeCurrentTimeNanos(), result.outcome === "completed" ? Exit.void : Exit.fail(`${result.outcome} (${result.status})`))
         }
         if (input.sentAt !== undefined) metrics.upstreamDuration(input.provider.id, input.region, input.deployment?.name ?? "", (ended - input.sentAt) / 1000)
-        if (input.endpoint === undefined) return Effect.zipRight(admission.settle(0), markUsed(input))
+        if (input.endpoint === undefined) return thenMarkUsed(input, admission.settle(0))
         // Upstream figures are untrusted: bounded by what the request could consume (and the ledger's ranges)
         // before they are settled, counted and recorded.
         const tokens = boundUsage(result, input.usageCeiling)
         const cost = boundedCost(prices.cost(input.model, tokens.value))
-        const clamped = [...tokens.clamped, ...cost.clamped]
-        const budgetSettled = input.budget === undefined ? Effect.void : input.budget.settle(cost.value)
+        const clamped = tokens.clamped.length + cost.clamped.length > 0
         const family = catalogFamily(input.family)
         const model = family === undefined ? undefined : catalog.find(input.provider.id, family, input.model)
+        const { inputTokens, outputTokens } = tokens.value
         metrics.usage({
           family: input.family,
           provider: input.provider.id,
           workspaceId: input.principal.workspace.id,
-          ...tokens.value,
+          inputTokens,
+          outputTokens,
           costUsd: cost.value
         })
-        const settle = admission.settle(
-          settledTokens(tokens.value.inputTokens + tokens.value.outputTokens, input.reservedTokens, model?.contextLength)
-        )
+        const rateSettled = admission.settle(settledTokens(inputTokens + outputTokens, input.reservedTokens, model?.contextLength))
+        // A request without a budget (or with nothing to settle) adds no step.
+        const budgetSettled = input.budget === undefined ? Effect.void : input.budget.settle(cost.value)
+        const settled = budgetSettled === Effect.void ? rateSettled : Effect.zipRight(rateSettled, budgetSettled)
         return Effect.zipRight(
-          clamped.length === 0 ? Effect.zipRight(settle, budgetSettled) : Effect.zipRight(
+          !clamped ? settled : Effect.zipRight(
             Effect.logWarning("upstream usage out of range: recorded as the bound").pipe(
-              Effect.annotateLogs({ model: input.model, requestId: input.requestId ?? null, clamped })
+              Effect.annotateLogs({ model: input.model, requestId: input.requestId ?? null, clamped: [...tokens.clamped, ...cost.clamped] })
             ),
-            Effect.zipRight(settle, budgetSettled)
+            settled
           ),
-          recorder.record({
+          thenMarkUsed(input, recorder.record({
             recordId: crypto.randomUUID(),
             workspaceId: input.principal.workspace.id,
             keyId: input.principal.keyId,
@@ -301,16 +318,17 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             status: result.status,
             outcome: result.outcome,
             stream: input.stream,
-            ...tokens.value,
+            inputTokens,
+            outputTokens,
             costUsd: cost.value,
-            clamped: clamped.length > 0,
+            clamped,
             latencyMs: ended - started,
             requestId: input.requestId,
             createdAt: new Date(),
             byok: input.ownKey !== undefined,
             // The deployment that answered, or the last one tried.
             deployment: input.deployment?.name
-          }).pipe(span("usage.record"), Effect.zipRight(markUsed(input)))
+          }).pipe(span("usage.record")))
         )
       }
 
@@ -326,13 +344,10 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
           Effect.fail(refusal)
         )
 
-      const admitted = (admission: Admission, hints: Readonly<Record<string, string>> = {}): Admitted => ({
+      const admitted = (admission: Admission, hints: Readonly<Record<string, string>> = noHeaders): Admitted => ({
         readings: admission.readings,
         hints
       })
-
-      const simulatedHeader = (deployment: Deployment): Record<string, string> =>
-        deployment.simulated ? { "x-workspace-api-simulated": "true" } : {}
 
       const relayJson = (
         input: Exchange,
@@ -342,23 +357,27 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         started: number,
         response: UpstreamResponse,
         headers: Record<string, string>
-      ) =>
-        client.readAnswer(response.body).pipe(
-          Effect.flatMap((read) => {
+      ) => {
+        // An answer that cannot be read, or is not the protocol's: the service's failure, recorded.
+        const failed = (failure: UpstreamFailure) =>
+          refuse(input, admission, started, unavailable(failure, admitted(admission, failure.kind === "overloaded" ? busyRetryHints : noHeaders)))
+        // One step over the read: its outcome and the answer's check handled in the same match.
+        return Effect.matchEffect(client.readAnswer(response.body), {
+          onFailure: failed,
+          onSuccess: (read) => {
             const bytes = kind.jsonAnswer === undefined ? read : Buffer.from(kind.jsonAnswer(read.toString("utf8"), call), "utf8")
             const text = bytes.toString("utf8")
             const usage = (text.length > largeAnswerChars ? input.protocol.usageOfLargeAnswer?.(text) : undefined) ??
               input.protocol.usageOfBody(parseJson(text))
             return usage === undefined
-              ? Effect.fail(new UpstreamFailure({ kind: "malformed", detail: "answer is not valid JSON of the protocol" }))
+              ? failed(new UpstreamFailure({ kind: "malformed", detail: "answer is not valid JSON of the protocol" }))
               : Effect.as(
-                record(input, admission, started, { status: 200, outcome: "completed", ...usage }),
+                record(input, admission, started, { status: 200, outcome: "completed", inputTokens: usage.inputTokens, outputTokens: usage.outputTokens }),
                 { _tag: "Json" as const, body: bytes, headers }
               )
-          }),
-          Effect.catchTag("UpstreamFailure", (failure) =>
-            refuse(input, admission, started, unavailable(failure, admitted(admission, failure.kind === "overloaded" ? busyRetryHints : {}))))
-        )
+          }
+        })
+      }
 
       const relayStream = (
         input: Exchange,
@@ -467,48 +486,76 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       }
 
       return {
-        forward: (request) => {
-          // Set once the request is admitted: from then on, an interruption is recorded (made per call).
-          let admittedAt: { readonly admission: Admission; readonly started: number; readonly input: Exchange } | undefined
+        forward: (endpoint, principal, region, route, requestId, call) => {
+          // The exchange, made once with every field it will have: set as the request goes, never copied.
+          const input: Exchange = {
+            principal,
+            family: endpoint.family,
+            reservedTokens: call.reservedTokens,
+            protocol: endpoint.protocol,
+            provider: endpoint.provider,
+            endpoint: endpoint.record,
+            region,
+            route,
+            model: call.model,
+            operation: endpoint.operation,
+            path: endpoint.path,
+            body: call.body,
+            stream: call.stream,
+            upstreamHeaders: call.upstreamHeaders,
+            estimatedInputTokens: call.estimatedInputTokens,
+            usageCeiling: call.usageCeiling,
+            relayEvent: call.relayEvent,
+            requestId,
+            ownKey: undefined,
+            deployment: undefined,
+            sentAt: undefined,
+            span: undefined,
+            budget: undefined
+          }
+          let started = 0
+          // Set once the request is sent: from then on, an interruption is recorded.
+          let inFlight: Admission | undefined
           // The upstream's answer once its headers came: ended if the request is interrupted before it is read or relayed.
           let answer: UpstreamResponse | undefined
-          // The budgets' reservation: given back if the client leaves before the request is sent.
-          let held: BudgetHold | undefined
-          return Effect.gen(function*() {
+          // The client left before the answer (499, nginx's "client closed request"): the upstream's answer, if it
+          // came, is ended unread, and the request is billed for the prompt the upstream was sent, as a cancelled
+          // stream is. Effect.onInterrupt's rule (interruption only) in one masked step over the request.
+          return Effect.uninterruptibleMask((restore) => Effect.catchAllCause(restore(Effect.gen(function*() {
             // A large body was read, checked and counted: its slot goes to the next while this one is upstream.
-            yield* Effect.flatten(FiberRef.get(releaseLargeBodySlot))
-            const started = performance.now()
+            yield* FiberRef.getWith(releaseLargeBodySlot, identity)
+            started = performance.now()
             // A billable request whose record could not be kept is refused before it costs anything.
-            if (request.endpoint !== undefined) yield* recorder.requireDurable
+            if (input.endpoint !== undefined) yield* recorder.requireDurable
             const admission = yield* rateLimits.admit({
-              principal: request.principal,
-              family: request.family,
-              model: request.model,
-              tokens: request.reservedTokens
+              principal,
+              family: input.family,
+              model: input.model,
+              tokens: input.reservedTokens
             })
             // Every budget that applies holds the request's largest possible cost before it goes upstream; refused,
-            // its rate-limit tokens go back.
-            const budget = request.endpoint === undefined ? undefined : yield* budgets.reserve(
-              request.principal,
-              prices.cost(request.model, { inputTokens: request.estimatedInputTokens, outputTokens: request.usageCeiling.outputTokens }),
-              admission.readings
-            ).pipe(Effect.tapError(() => admission.settle(0)))
-            held = budget
+            // its rate-limit tokens go back. The reservation is given back if the client leaves before the request is sent.
+            if (input.endpoint !== undefined) {
+              input.budget = yield* budgets.reserve(
+                principal,
+                prices.cost(input.model, { inputTokens: input.estimatedInputTokens, outputTokens: input.usageCeiling.outputTokens }),
+                admission.readings
+              ).pipe(Effect.tapError(() => admission.settle(0)))
+            }
             // The workspace's own key when it has one for this provider: never the service's key instead.
-            const ownKey = yield* credentials.keyFor(request.principal.workspace.id, request.provider.id).pipe(
-              Effect.map(Option.getOrUndefined),
-              Effect.catchAll((failure) =>
-                refuse({ ...request, ownKey: undefined, budget }, admission, started, new WorkspaceKeyUnusable({
-                  provider: request.provider.id,
+            input.ownKey = Option.getOrUndefined(
+              yield* Effect.catchAll(credentials.keyFor(principal.workspace.id, input.provider.id), (failure) =>
+                refuse(input, admission, started, new WorkspaceKeyUnusable({
+                  provider: input.provider.id,
                   reason: failure._tag === "ProviderKeyUnreadable" ? "unreadable" : "unavailable",
                   ...admitted(admission)
                 })))
             )
-            const attempts = request.route.attempts(request.model, ownKey !== undefined)
+            const attempts = route.attempts(input.model, input.ownKey !== undefined)
             if (attempts.length === 0) {
               // The workspace's own key goes to native deployments only, and this route has none for the model.
-              return yield* refuse({ ...request, ownKey, budget }, admission, started, new WorkspaceKeyUnusable({
-                provider: request.provider.id,
+              return yield* refuse(input, admission, started, new WorkspaceKeyUnusable({
+                provider: input.provider.id,
                 reason: "unavailable",
                 ...admitted(admission)
               }))
@@ -517,17 +564,18 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             const exchangeSpan = tracing
               ? yield* Effect.makeSpan("upstream.exchange", {
                 kind: "client",
-                attributes: { "wsapi.provider": request.provider.id, "wsapi.region": request.region, "wsapi.model": request.model },
+                attributes: { "wsapi.provider": input.provider.id, "wsapi.region": region, "wsapi.model": input.model },
                 captureStackTrace: false
               })
               : undefined
             // The upstream continues the trace as a child of the exchange.
             const protocolHeaders = exchangeSpan === undefined
-              ? request.upstreamHeaders ?? noHeaders
-              : { ...request.upstreamHeaders, traceparent: formatTraceparent(exchangeSpan) }
+              ? input.upstreamHeaders ?? noHeaders
+              : { ...input.upstreamHeaders, traceparent: formatTraceparent(exchangeSpan) }
             const sentAt = performance.now()
-            let input: Exchange = { ...request, ownKey, sentAt, span: exchangeSpan, deployment: attempts[0]!.deployment, budget }
-            admittedAt = { admission, started, input }
+            input.sentAt = sentAt
+            input.span = exchangeSpan
+            inFlight = admission
             // Deployments are tried in order until one answers with something other than a failure worth another
             // try; only the last attempt's failure reaches the client (nothing has been sent to it yet).
             for (let index = 0; ; index++) {
@@ -535,11 +583,8 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               const last = index === attempts.length - 1
               const { deployment } = attempt
               const kind = kindOf(kinds, deployment)
-              // Copied only when a request fails over (the record names the last deployment tried).
-              if (index > 0) {
-                input = { ...input, deployment }
-                admittedAt = { admission, started, input }
-              }
+              // The record names the last deployment tried.
+              input.deployment = deployment
               const call = upstreamCall(input, attempt, protocolHeaders)
               const sent = yield* Effect.either(Effect.flatMap(kind.prepare(deployment, call), client.send))
               if (Either.isLeft(sent)) {
@@ -553,10 +598,10 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               }
               const response = sent.right
               answer = response
-              metrics.upstreamFirstByte(input.provider.id, input.region, deployment.name, (performance.now() - sentAt) / 1000)
+              metrics.upstreamFirstByte(input.provider.id, region, deployment.name, (performance.now() - sentAt) / 1000)
               exchangeSpan?.event("first_byte", clock.unsafeCurrentTimeNanos(), { "http.response.status_code": response.status })
               const retryHints = pickHeaders(response.headers)
-              const hints = { ...retryHints, ...simulatedHeader(deployment) }
+              const hints = deployment.simulated ? { ...retryHints, ...simulatedHeader } : retryHints
               if (response.status >= 300) {
                 const raw = yield* client.readAnswer(response.body, maxErrorBodyBytes).pipe(
                   Effect.map((bytes) => bytes.toString("utf8")),
@@ -575,7 +620,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                 const refusal = upstreamRefusal(input, status, body, admitted(admission, hints), relayedFor(input))
                 if (refusal._tag === "WorkspaceKeyRefused") {
                   yield* Effect.forkDaemon(Effect.ignore(credentials.recordRefusal(
-                    input.principal.workspace.id,
+                    principal.workspace.id,
                     input.provider.id,
                     `The provider refused the key (status ${status}).`
                   )))
@@ -595,29 +640,20 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                 )
               }
               yield* routes.succeeded(deployment)
-              const headers = { ...admissionHeaders(input.provider, admission.readings), ...hints }
+              const rateHeaders = admissionHeaders(input.provider, admission.readings)
+              const headers = hints === noHeaders ? rateHeaders : { ...rateHeaders, ...hints }
               return input.stream
                 ? relayStream(input, kind, admission, started, response, headers)
                 : yield* relayJson(input, kind, call, admission, started, response, headers)
             }
-          }).pipe(
-            // The client left before the answer (499, nginx's "client closed request"): the upstream's
-            // answer, if it came, is ended unread, and the request is billed for the prompt the upstream
-            // was sent, as a cancelled stream is.
-            Effect.onInterrupt(() =>
-              Effect.zipRight(
-                Effect.sync(() => {
-                  if (answer !== undefined) discard(answer.body)
-                }),
-                admittedAt === undefined ? (held === undefined ? Effect.void : held.settle(0)) : record(admittedAt.input, admittedAt.admission, admittedAt.started, {
-                  status: 499,
-                  outcome: "cancelled",
-                  inputTokens: request.estimatedInputTokens,
-                  outputTokens: 0
-                })
-              )
-            )
-          )
+          })), (cause) => {
+            if (!Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+            if (answer !== undefined) discard(answer.body)
+            const ended = inFlight === undefined
+              ? (input.budget === undefined ? Effect.void : input.budget.settle(0))
+              : record(input, inFlight, started, { status: 499, outcome: "cancelled", inputTokens: input.estimatedInputTokens, outputTokens: 0 })
+            return Effect.zipRight(ended, Effect.failCause(cause))
+          }))
         }
       }
     })

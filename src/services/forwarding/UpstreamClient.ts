@@ -182,56 +182,55 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
         readAnswer: (body, maxBytes = upstreamLimits.maxJsonAnswerBytes) =>
           readBody(body, Math.min(maxBytes, upstreamLimits.maxJsonAnswerBytes), budget),
         send: (request) =>
-          Effect.suspend(() => {
+          Effect.async<UpstreamResponse, UpstreamFailure>((resume) => {
+            // Found as the request is sent, not in a step of its own before it (a throw is a defect either way).
             const { path, pool } = addressOf(request.url)
-            return Effect.async<UpstreamResponse, UpstreamFailure>((resume) => {
-              // An emitter, not an AbortController: undici takes either, and this one costs far less.
-              const signal = new EventEmitter()
-              // The whole exchange has a deadline: a trickle of bytes never lets the idle timeout fire.
-              let response: Readable | undefined
-              let expired = false
-              const deadline = setTimeout(() => {
-                expired = true
-                if (response === undefined) signal.emit("abort")
-                else response.destroy(new ExchangeDeadline(deadlineMs))
-              }, deadlineMs)
-              const expiredFailure = () => new UpstreamFailure({ kind: "timeout", detail: new ExchangeDeadline(deadlineMs).message })
-              pool
-                .request({
-                  method: request.method,
-                  path,
-                  // The caller's key never leaves the service: the kind set the upstream's own credentials.
-                  headers: request.method === "GET" ? { "user-agent": "workspace-api", ...request.headers } : {
-                    "content-type": "application/json",
-                    accept: "application/json, text/event-stream",
-                    "user-agent": "workspace-api",
-                    ...request.headers
-                  },
-                  body: request.body,
-                  signal
-                })
-                .then(
-                  ({ body, headers, statusCode }) => {
-                    response = body
-                    // Every body's errors are handled, whoever reads it and whenever they fail: a body cut
-                    // before its reader listens, or destroyed unread (undici then emits an abort error, with
-                    // no listener of its own once the whole answer had arrived: a short JSON answer to a
-                    // stream). Without this listener such an 'error' event ends the process. The readers
-                    // listen for themselves (readBody, the relay).
-                    body.on("error", ignoreError)
-                    body.once("close", () => clearTimeout(deadline))
-                    resume(Effect.succeed({ status: statusCode, headers, body }))
-                  },
-                  (cause: unknown) => {
-                    clearTimeout(deadline)
-                    resume(Effect.fail(expired ? expiredFailure() : classify(cause)))
-                  }
-                )
-              // Interrupted (the client went away): the upstream request is aborted.
-              return Effect.sync(() => {
-                clearTimeout(deadline)
-                signal.emit("abort")
+            // An emitter, not an AbortController: undici takes either, and this one costs far less.
+            const signal = new EventEmitter()
+            // The whole exchange has a deadline: a trickle of bytes never lets the idle timeout fire.
+            let response: Readable | undefined
+            let expired = false
+            const deadline = setTimeout(() => {
+              expired = true
+              if (response === undefined) signal.emit("abort")
+              else response.destroy(new ExchangeDeadline(deadlineMs))
+            }, deadlineMs)
+            const expiredFailure = () => new UpstreamFailure({ kind: "timeout", detail: new ExchangeDeadline(deadlineMs).message })
+            pool
+              .request({
+                method: request.method,
+                path,
+                // The caller's key never leaves the service: the kind set the upstream's own credentials.
+                headers: request.method === "GET" ? { "user-agent": "workspace-api", ...request.headers } : {
+                  "content-type": "application/json",
+                  accept: "application/json, text/event-stream",
+                  "user-agent": "workspace-api",
+                  ...request.headers
+                },
+                body: request.body,
+                signal
               })
+              .then(
+                ({ body, headers, statusCode }) => {
+                  response = body
+                  // Every body's errors are handled, whoever reads it and whenever they fail: a body cut
+                  // before its reader listens, or destroyed unread (undici then emits an abort error, with
+                  // no listener of its own once the whole answer had arrived: a short JSON answer to a
+                  // stream). Without this listener such an 'error' event ends the process. The readers
+                  // listen for themselves (readBody, the relay).
+                  body.on("error", ignoreError)
+                  body.once("close", () => clearTimeout(deadline))
+                  resume(Effect.succeed({ status: statusCode, headers, body }))
+                },
+                (cause: unknown) => {
+                  clearTimeout(deadline)
+                  resume(Effect.fail(expired ? expiredFailure() : classify(cause)))
+                }
+              )
+            // Interrupted (the client went away): the upstream request is aborted.
+            return Effect.sync(() => {
+              clearTimeout(deadline)
+              signal.emit("abort")
             })
           })
       }

@@ -40,6 +40,15 @@ export interface BudgetStatus {
 
 const nothingHeld: BudgetHold = { settle: () => Effect.void }
 
+/** What a request of a principal without budgets reserves: nothing, made once (most requests take this path). */
+const nothingReserved: Effect.Effect<BudgetHold> = Effect.succeed(nothingHeld)
+
+/** Whether any budget applies to the principal's requests (budgetsOf finds at least one). */
+const hasBudget = (principal: Principal): boolean => {
+  const workspaceBudget = principal.workspace.settings.budget
+  return principal.budget !== undefined || (workspaceBudget !== undefined && workspaceBudget !== null)
+}
+
 /** How long a slice of a budget takes requests before it is written back (docs/budgets.md). */
 const sliceLifeMs = 1_000
 /** The share of a budget's amount a slice asks for. */
@@ -142,7 +151,7 @@ export class Budgets extends Context.Tag("Budgets")<Budgets, {
 
       return {
         reserve: (principal, maxCostUsd, readings) =>
-          Effect.clockWith((clock) => {
+          !hasBudget(principal) ? nothingReserved : Effect.clockWith((clock) => {
             const now = clock.unsafeCurrentTimeMillis()
             const budgets = budgetsOf(spanOf, principal, now)
             if (budgets.length === 0) return Effect.succeed(nothingHeld)

@@ -144,7 +144,8 @@ export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
           }))
         })
 
-      // Every forwarded request passes here: plain steps, one flatMap over the limiter's decision.
+      // Every forwarded request passes here: plain steps, one match over the limiter's decision, read with the
+      // clock taken in the same step (the buckets are made of the request alone: nothing happens before it runs).
       const decide = (request: AdmissionRequest): Effect.Effect<Admission, LimitRefusal> => {
         const buckets = cachedBucketsOf(request)
         const tooLarge = buckets.find((bucket) => bucket.kind === "tokens" && request.tokens > bucket.limit)
@@ -154,29 +155,30 @@ export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
           limit: bucket.limit,
           amount: bucket.kind === "requests" ? 1 : request.tokens
         }))
-        return Effect.flatMap(Effect.either(limiter.acquire(demands)), (decision): Effect.Effect<Admission, LimitRefusal> => {
-          if (decision._tag === "Left") return unavailable(decision.left.cause)
-          return Effect.clockWith((clock): Effect.Effect<Admission, LimitRefusal> => {
-            const now = clock.unsafeCurrentTimeMillis()
-            if (!decision.right.allowed) return refuse(request, buckets, decision.right, now)
-            const tokenBuckets = demands.filter((_, i) => buckets[i]!.kind === "tokens")
-            return Effect.succeed({
-              readings: readingsOf(buckets, decision.right.buckets, now),
-              // Off the request path: the answer does not wait for a shared store to be updated.
-              settle: (usedTokens) => {
-                if (usedTokens === request.tokens) return Effect.void
-                const settled = limiter.settle(tokenBuckets.map((d) => ({ ...d, amount: usedTokens - request.tokens }))).pipe(
-                  Effect.catchAll((error) => unavailable(error.cause).pipe(Effect.ignore))
-                )
-                return limiter.settlesInPlace ? settled : Effect.asVoid(Effect.forkDaemon(settled))
-              }
-            } satisfies Admission)
-          })
-        })
+        return Effect.clockWith((clock) =>
+          Effect.matchEffect(limiter.acquire(demands), {
+            onFailure: (failure): Effect.Effect<Admission, LimitRefusal> => unavailable(failure.cause),
+            onSuccess: (decision): Effect.Effect<Admission, LimitRefusal> => {
+              const now = clock.unsafeCurrentTimeMillis()
+              if (!decision.allowed) return refuse(request, buckets, decision, now)
+              const tokenBuckets = demands.filter((_, i) => buckets[i]!.kind === "tokens")
+              return Effect.succeed({
+                readings: readingsOf(buckets, decision.buckets, now),
+                // Off the request path: the answer does not wait for a shared store to be updated.
+                settle: (usedTokens) => {
+                  if (usedTokens === request.tokens) return Effect.void
+                  const settled = limiter.settle(tokenBuckets.map((d) => ({ ...d, amount: usedTokens - request.tokens }))).pipe(
+                    Effect.catchAll((error) => unavailable(error.cause).pipe(Effect.ignore))
+                  )
+                  return limiter.settlesInPlace ? settled : Effect.asVoid(Effect.forkDaemon(settled))
+                }
+              } satisfies Admission)
+            }
+          }))
       }
 
       return {
-        admit: (request) => span("rate_limit", { attributes: { "wsapi.family": request.family } })(Effect.suspend(() => decide(request)))
+        admit: (request) => span("rate_limit", { attributes: { "wsapi.family": request.family } })(decide(request))
       }
     })
   )

@@ -1,4 +1,4 @@
-import { Clock, Effect } from "effect"
+import { Effect } from "effect"
 import { type BucketState, refill, untilFull, waitFor } from "../../../domain/tokenBucket"
 import type { BucketDemand, RateLimiterShape } from "./contract"
 
@@ -13,22 +13,29 @@ export const makeMemoryRateLimiter = (): RateLimiterShape => {
       buckets.set(demand.key, { tokens: Math.min(demand.limit, levelsNow[i]! - demand.amount), at: now })
     )
   return {
+    // One step each: the clock read and the decision in the same callback (every forwarded request passes here).
     acquire: (demands) =>
-      Effect.map(Clock.currentTimeMillis, (now) => {
+      Effect.clockWith((clock) => {
+        const now = clock.unsafeCurrentTimeMillis()
         const before = levels(demands, now)
         const retryAfterMs = Math.max(0, ...demands.map((d, i) => waitFor(before[i]!, d.amount, d.limit)))
         const allowed = retryAfterMs === 0
         if (allowed) store(demands, before, now)
-        return {
+        return Effect.succeed({
           allowed,
           retryAfterMs,
           buckets: demands.map((d, i) => {
             const remaining = allowed ? before[i]! - d.amount : before[i]!
             return { key: d.key, limit: d.limit, remaining, resetMs: untilFull(remaining, d.limit) }
           })
-        }
+        })
       }),
-    settle: (demands) => Effect.map(Clock.currentTimeMillis, (now) => store(demands, levels(demands, now), now)),
+    settle: (demands) =>
+      Effect.clockWith((clock) => {
+        const now = clock.unsafeCurrentTimeMillis()
+        store(demands, levels(demands, now), now)
+        return Effect.void
+      }),
     settlesInPlace: true
   }
 }
