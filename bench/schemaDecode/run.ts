@@ -160,7 +160,7 @@ only suspends, ${kb(fiberOnly.bytes)} · ${fiberOnly.us.toFixed(2)} µs, subtrac
 | step | bytes · µs a request |
 | --- | --- |
 ${stepRow("before: the decode suspended, catchTag(ParseError) and catchAllDefect around it", beforeStep!)}
-${stepRow("now: payloadDecoder (src/api/requestProblems.ts), made once, one suspended step", nowStep!)}
+${stepRow("now: payloadDecoder (src/api/requestProblems.ts), made once, a plain function (its Either run as the effect)", nowStep!)}
 
 Issue 26. "As declared" is how the forwarding lane decoded until this change: Effect makes a struct with optional
 parameters that accept null (\`optionalParam\`) a transformation between a struct of \`X | null\` members and one of

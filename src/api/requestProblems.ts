@@ -1,5 +1,5 @@
 import { HttpApiError, HttpServerError } from "@effect/platform"
-import { Cause, Effect, Either, Option, Schema } from "effect"
+import { Cause, Either, Option, ParseResult, Schema } from "effect"
 import { maxJsonDepth } from "../domain/jsonDepth"
 import type { Problem } from "../domain/problem"
 import { InvalidRequest } from "../domain/refusals"
@@ -75,25 +75,25 @@ const unreadableBody: Problem = {
 
 /**
  * The payload as the endpoint declares it, or the 400 HttpApi would answer (first bad field named). Made once
- * per schema: a decode is one step of the request's fiber, with no error handlers installed around it (each cost
- * about 1 KB a request, failing or not).
+ * per schema; a plain function (an Either is also an effect): the forwarded endpoints call it inside the step
+ * that read the body, so a decode adds no step of its own to the request's fiber, and no error handler.
  */
 export const payloadDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
   // Synchronous: the request schemas have no asynchronous part.
   const decode = Schema.decodeUnknownEither(schema)
-  return (body: unknown): Effect.Effect<A, InvalidRequest> =>
-    Effect.suspend(() => {
-      // Effect's parser throws on a union's tag that cannot be turned into text: that body is refused.
-      const outcome = Either.try(() => decode(body))
-      if (Either.isLeft(outcome)) return Effect.fail(new InvalidRequest({ problem: unreadableBody }))
-      const decoded = outcome.right
-      return Either.isRight(decoded)
-        ? Effect.succeed(decoded.right)
-        : Effect.flatMap(
-          HttpApiError.HttpApiDecodeError.fromParseError(decoded.left),
-          (decodeError) => Effect.fail(new InvalidRequest({ problem: decodeProblem(decodeError) }))
-        )
+  return (body: unknown): Either.Either<A, InvalidRequest> => {
+    // Effect's parser throws on a union's tag that cannot be turned into text: that body is refused.
+    const outcome = Either.try(() => decode(body))
+    if (Either.isLeft(outcome)) return Either.left(new InvalidRequest({ problem: unreadableBody }))
+    const decoded = outcome.right
+    if (Either.isRight(decoded)) return Either.right(decoded.right)
+    // As HttpApiDecodeError.fromParseError makes it, without running its effect.
+    const error = new HttpApiError.HttpApiDecodeError({
+      issues: ParseResult.ArrayFormatter.formatErrorSync(decoded.left),
+      message: ParseResult.TreeFormatter.formatErrorSync(decoded.left)
     })
+    return Either.left(new InvalidRequest({ problem: decodeProblem(error) }))
+  }
 }
 
 /**

@@ -113,8 +113,14 @@ export const withForwardedBody = <A>(
   reading: BodyReading,
   workspaceId: string,
   serve: (json: unknown) => Effect.Effect<A, Refusal>
-): Effect.Effect<A, Refusal> =>
-  Effect.suspend(() => {
+): Effect.Effect<A, Refusal> => {
+  // Most bodies: declared small, so never let in as large (readRequestBody asks `letIn` only of a body declared
+  // larger, or of one not declared): no ticket to leave, so no finalizer; parsed and served in the read's step.
+  const declared = Number(request.headers["content-length"])
+  if (Number.isInteger(declared) && declared >= 0 && declared <= largeBodyBytes) {
+    return Effect.flatMap(readRequestBody(request, reading.maxBodyBytes, neverLarge), (body) => servedBody(endpoint, body, serve))
+  }
+  return Effect.suspend(() => {
     let ticket: LargeBodyTicket | undefined
     const letIn = (): Refusal | undefined =>
       Either.match(reading.largeBodies.admit(workspaceId), {
@@ -126,7 +132,7 @@ export const withForwardedBody = <A>(
       })
     return readRequestBody(request, reading.maxBodyBytes, letIn).pipe(
       Effect.flatMap((body): Effect.Effect<A, Refusal> => {
-        if (ticket === undefined) return Effect.flatMap(parsedBody(endpoint, body), serve)
+        if (ticket === undefined) return servedBody(endpoint, body, serve)
         // Its bytes are let go once parsed, though the request goes on for a while (upstream).
         let bytes: Buffer | undefined = body
         return ticket.process(Effect.suspend(() => {
@@ -134,29 +140,33 @@ export const withForwardedBody = <A>(
           bytes = undefined
           const crowded = endpoint.scan?.(large)
           if (crowded !== undefined) return Effect.fail(crowded)
-          // Parsed after a turn (parsedBody parses when called), decoded and served after another.
-          return yieldToEventLoop.pipe(
-            Effect.zipRight(Effect.suspend(() => parsedBody(endpoint, large))),
-            Effect.tap(() => yieldToEventLoop),
-            Effect.flatMap(serve)
+          // Parsed after a turn (servedBody parses when called), decoded and served after another.
+          return Effect.flatMap(
+            yieldToEventLoop,
+            () => servedBody(endpoint, large, (json) => Effect.flatMap(yieldToEventLoop, () => serve(json)))
           )
         }))
       }),
       Effect.ensuring(Effect.sync(() => ticket?.leave()))
     )
   })
+}
 
-/** The body's JSON, checked for depth and the endpoint's bounds. */
-const parsedBody = (
+/** The `letIn` of a body declared at most largeBodyBytes long, which readRequestBody never calls. */
+const neverLarge = (): Refusal | undefined => undefined
+
+/** The body's JSON, checked for depth and the endpoint's bounds, handed to `serve` (no step of its own). */
+const servedBody = <A>(
   endpoint: { readonly bound?: ((body: unknown) => Refusal | undefined) | undefined },
-  body: Buffer
-): Effect.Effect<unknown, Refusal> => {
+  body: Buffer,
+  serve: (json: unknown) => Effect.Effect<A, Refusal>
+): Effect.Effect<A, Refusal> => {
   const json = body.length === 0 ? null : parseJson(body.toString("utf8"))
   if (json === undefined) return Effect.fail(new InvalidRequest({ problem: malformedBody }))
   const deep = tooDeepPath(json, maxJsonDepth)
   if (deep !== undefined) return Effect.fail(new InvalidRequest({ problem: nestedTooDeep(deep) }))
   const bound = endpoint.bound?.(json)
-  return bound === undefined ? Effect.succeed(json) : Effect.fail(bound)
+  return bound === undefined ? serve(json) : Effect.fail(bound)
 }
 
 const streamHeaders = { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" }
@@ -283,10 +293,12 @@ export const chargingRefusals = (
   family: LimitFamily
 ) =>
 <A>(serving: Effect.Effect<A, Refusal>): Effect.Effect<A, Refusal> =>
-  Effect.catchAll(serving, (refusal) =>
-    wasAdmitted(refusal)
-      ? Effect.fail(refusal)
-      : Effect.flatMap(rateLimits.admit({ principal, family, tokens: 0 }), () => Effect.fail(refusal)))
+  // catchIf: one frame on the way of a request that succeeds (catchAll adds a second step there).
+  Effect.catchIf(
+    serving,
+    (refusal) => !wasAdmitted(refusal),
+    (refusal) => Effect.flatMap(rateLimits.admit({ principal, family, tokens: 0 }), () => Effect.fail(refusal))
+  )
 
 export const served = <const Name extends string, P extends Provider, Payload, PayloadI, Success, SuccessI>(
   endpoint: ForwardedEndpoint<Name, P, Payload, PayloadI, Success, SuccessI>,
@@ -312,11 +324,13 @@ export const served = <const Name extends string, P extends Provider, Payload, P
         request,
         { maxBodyBytes, largeBodies },
         principal.workspace.id,
-        (body) =>
-          Effect.flatMap(
-            decodePayload(body),
-            (payload) => serve(principal, region, payload, requestId, passedHeaders(endpoint, request.headers))
-          )
+        (body) => {
+          // Decoded in the step that read the body: a refused payload is a failure, not a step of its own.
+          const payload = decodePayload(body)
+          return Either.isRight(payload)
+            ? serve(principal, region, payload.right, requestId, passedHeaders(endpoint, request.headers))
+            : Effect.fail(payload.left)
+        }
       ).pipe(chargingRefusals(rateLimits, principal, endpoint.family))
   }
 }

@@ -21,6 +21,8 @@ import type { Problem } from "../domain/problem"
 
 /** A refused credential: the endpoint renders the problem in its format, with these headers. */
 export interface CredentialRefusal {
+  /** Tells it apart from the refusals of serving (the forwarding lane answers both from one handler). */
+  readonly _tag: "CredentialRefusal"
   readonly problem: Problem
   readonly headers: Readonly<Record<string, string>>
 }
@@ -38,6 +40,7 @@ const presentedKey = (headers: Readonly<Record<string, string | undefined>>, all
 const noHeaders: Readonly<Record<string, string>> = {}
 
 const conflicting: CredentialRefusal = {
+  _tag: "CredentialRefusal",
   problem: {
     status: 401,
     code: "invalid_api_key",
@@ -47,12 +50,14 @@ const conflicting: CredentialRefusal = {
 }
 
 const unavailable: CredentialRefusal = {
+  _tag: "CredentialRefusal",
   problem: { status: 503, code: "unavailable", message: "The service cannot check API keys right now. Retry shortly." },
   headers: noHeaders
 }
 
 /** Past the failed-credential limit: a credential not known to be valid is refused until the window ends. */
 const tooManyFailures = (retryAfterMs: number): CredentialRefusal => ({
+  _tag: "CredentialRefusal",
   problem: {
     status: 429,
     code: "too_many_failed_credentials",
@@ -82,6 +87,7 @@ export const checkKey = (
       Effect.catchTags({
         AuthRefused: (failure) =>
           Effect.fail<CredentialRefusal>({
+            _tag: "CredentialRefusal",
             problem: {
               status: 401,
               code: failure.reason === "scope" ? "insufficient_scope" : "invalid_api_key",

@@ -1,4 +1,4 @@
-import { Context, Effect, Fiber, FiberId, Layer, Option, Runtime, Tracer } from "effect"
+import { Cause, Context, Effect, Either, Fiber, FiberId, Layer, Option, Runtime, Tracer } from "effect"
 import type * as http from "node:http"
 import { type Problem, wireError } from "../api/errors/errorFormat"
 import { isJsonOrUndeclared, tooLarge } from "../api/requestProblems"
@@ -16,6 +16,7 @@ import { Metrics } from "../platform/Metrics"
 import { spansWhen } from "../platform/traceSpans"
 import { parseTraceparent } from "../domain/traceContext"
 import { requestIdFor, requestIdHeaders } from "./requestContext"
+import { securityHeaders } from "./securityHeaders"
 
 /** One forwarding endpoint as the lane serves it: what its declaration says, and its service's call on a raw body. */
 interface LaneRoute {
@@ -28,17 +29,27 @@ interface LaneRoute {
   readonly serveRequest: ServeRequest
 }
 
-/** A refused key: answered as the authentication checks word it (a plain value: floods capture no stacks). */
-interface KeyRefused {
-  readonly _tag: "KeyRefused"
-  readonly problem: Problem
-  readonly headers: Readonly<Record<string, string>>
-}
-
 const refused = (problem: Problem): InvalidRequest => new InvalidRequest({ problem })
 
-const writeJson = (response: http.ServerResponse, status: number, body: string | Uint8Array, headers: Readonly<Record<string, string>>) => {
-  response.writeHead(status, { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) })
+/**
+ * The answer's headers as one object, which Node's writeHead then takes as it is (no header was set on the
+ * response before: src/http/server.ts leaves the security headers to the lane). Same names in the same order
+ * as when they were set one by one: the security headers first, the answer's own, the request id, the body's.
+ */
+const writeJson = (
+  response: http.ServerResponse,
+  status: number,
+  body: string | Uint8Array,
+  headers: Readonly<Record<string, string>>,
+  idHeaders: Readonly<Record<string, string>>
+) => {
+  response.writeHead(status, {
+    ...securityHeaders,
+    ...headers,
+    ...idHeaders,
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(body))
+  })
   response.end(body)
 }
 
@@ -89,47 +100,50 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
         const idHeaders = requestIdHeaders(requestId)
         const answerProblem = (problem: Problem, headers: Readonly<Record<string, string>>) => {
           const { body, status } = wireError(endpoint.provider.id, problem)
-          writeJson(response, status, body, { ...headers, ...idHeaders })
+          writeJson(response, status, body, headers, idHeaders)
           return status
         }
+        // A defect is not the caller's fault: logged, and answered with 500 if nothing was sent yet.
+        const answerDefect = (defect: unknown) =>
+          Effect.zipRight(
+            Effect.logError("request failed", defect).pipe(Effect.annotateLogs({ requestId })),
+            Effect.sync(() => {
+              if (!response.headersSent) return answerProblem(internalError, {})
+              response.destroy()
+              return 500
+            })
+          )
         const answer = Effect.gen(function*() {
           // Checked in the framework's order: declared size, key, then the body and its payload.
           if (Number(request.headers["content-length"]) > maxBodyBytes) return yield* Effect.fail(refused(tooLarge(maxBodyBytes)))
-          const principal = yield* span("auth")(Effect.mapError(
-            checkKey(
-              auth,
-              address,
-              request.headers as Record<string, string | undefined>,
-              "COMPLETION_API",
-              endpoint.provider.keyHeaders.xApiKey
-            ),
-            ({ headers, problem }): KeyRefused => ({ _tag: "KeyRefused", problem, headers })
-          ))
+          const principal = yield* span("auth")(
+            checkKey(auth, address, request.headers as Record<string, string | undefined>, "COMPLETION_API", endpoint.provider.keyHeaders.xApiKey)
+          )
           // Read, decoded and served as the HttpApi handlers do, refusals charged by the same rule.
           const forwarded = yield* serveRequest(principal, region, request, requestId, maxBodyBytes)
           if (forwarded._tag === "Json") {
-            writeJson(response, 200, forwarded.body, { ...forwarded.headers, ...idHeaders })
+            writeJson(response, 200, forwarded.body, forwarded.headers, idHeaders)
             return 200
           }
-          yield* writeStream(response, forwarded, idHeaders)
+          yield* writeStream(response, forwarded, { ...securityHeaders, ...idHeaders })
           return 200
         }).pipe(
-          Effect.catchAll((failure) =>
-            Effect.sync(() => {
-              const { headers, problem } = failure._tag === "KeyRefused" ? failure : renderRefusal(endpoint.provider, failure)
-              return answerProblem(problem, headers)
-            })
-          ),
-          // A defect is not the caller's fault: logged, and answered with 500 if nothing was sent yet.
-          Effect.catchAllDefect((defect) =>
-            Effect.zipRight(
-              Effect.logError("request failed", defect).pipe(Effect.annotateLogs({ requestId })),
-              Effect.sync(() => {
-                if (!response.headersSent) return answerProblem(internalError, {})
-                response.destroy()
-                return 500
-              })
-            ))
+          // One handler for refusals and defects (an interruption passes: 499): a request that succeeds meets one frame.
+          Effect.catchAllCause((cause) => {
+            const failure = Cause.failureOrCause(cause)
+            if (Either.isLeft(failure)) {
+              const refusal = failure.left
+              return Effect.catchAllDefect(
+                Effect.sync(() => {
+                  const { headers, problem } = refusal._tag === "CredentialRefusal" ? refusal : renderRefusal(endpoint.provider, refusal)
+                  return answerProblem(problem, headers)
+                }),
+                answerDefect
+              )
+            }
+            const defect = Cause.dieOption(cause)
+            return Option.isSome(defect) ? answerDefect(defect.value) : Effect.failCause(failure.right)
+          })
         )
         const started = performance.now()
         const fiber = runFork(tracing ? serverSpan(endpoint, path, request, answer) : answer)
@@ -149,8 +163,9 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
             fiberId: FiberId.threadName(fiber.id())
           })
         })
-        // A client that goes away stops the work done for it (and the upstream exchange).
-        response.once("close", () => {
+        // A client that goes away stops the work done for it (and the upstream exchange). A response closes
+        // once: `on` rather than `once`, which wraps the listener in another function and its state.
+        response.on("close", () => {
           if (!response.writableEnded) fiber.unsafeInterruptAsFork(FiberId.none)
         })
       }

@@ -14,6 +14,7 @@ import { trackConnections } from "./connectionDrain"
 import { limitConnections } from "./connectionLimits"
 import { loadConsoleAssets, serveConsole } from "./consoleWeb"
 import { ForwardingLane } from "./forwardingLane"
+import { setSecurityHeaders } from "./securityHeaders"
 import { type AccessLog, accessLogFor } from "./accessLog"
 import { Metrics } from "../platform/Metrics"
 import { requestFamily } from "./requestFamily"
@@ -24,18 +25,6 @@ import { answerClientErrors } from "./clientErrors"
 import { docsPath, withDocsPolicy } from "./docsPage"
 
 const bodyMethods: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH"])
-
-/**
- * Headers on every answer, whichever app writes it: no content sniffing, no framing (the docs page
- * included). Answers of the admin API and the exports carry secrets (a key shown once, signed
- * links): never stored by a cache either. Set on the Node response, so both the forwarding lane
- * and the HttpApi app answer with them, at the cost of three header writes.
- */
-const securityHeaders = (request: http.IncomingMessage, response: http.ServerResponse, secretPaths: RegExp) => {
-  response.setHeader("x-content-type-options", "nosniff")
-  response.setHeader("x-frame-options", "DENY")
-  if (request.url !== undefined && secretPaths.test(request.url)) response.setHeader("cache-control", "no-store")
-}
 
 /**
  * Failures the framework raises before a handler runs are rendered in the format of the route
@@ -163,13 +152,15 @@ const servedApp = Layer.unwrapScoped(
       connectionsCheckingInterval: Math.max(250, Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs, 5_000) / 2)
     }, (request, response) => {
       // Every request is counted for the shutdown drain, then offered to the forwarding lane; the
-      // HttpApi app sees only those the lane leaves.
+      // HttpApi app sees only those the lane leaves. The lane writes the security headers in its one
+      // writeHead: set on the response first, they would turn each of its headers into a setHeader call.
       connections.track(request, response)
-      securityHeaders(request, response, secretPaths)
       if (request.headers["content-length"] === undefined && bodyMethods.has(request.method ?? "")) {
         answerBeforeReset(request, config.maxBodyBytes)
       }
-      if (!lane.claim(request, response)) handler(request, response)
+      if (lane.claim(request, response)) return
+      setSecurityHeaders(request, response, secretPaths)
+      handler(request, response)
     })
     nodeServer.maxConnections = limits.maxConnections
     // A request line or headers over Node's limit: 431, read by the client rather than reset.

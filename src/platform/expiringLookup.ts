@@ -1,5 +1,12 @@
 import { Cause, Deferred, Duration, Effect, Exit } from "effect"
 
+/** A lookup's answer as an effect (looked up when not remembered), or, read synchronously, the one remembered at `now`. */
+export interface ExpiringLookup<A, E> {
+  (key: string): Effect.Effect<A, E>
+  /** The answer remembered for `key` and not yet expired at `now` (ms, the Clock's), else undefined: no effect to run. */
+  readonly remembered: (key: string, now: number) => A | undefined
+}
+
 /**
  * Remembers the successful answers of a lookup for a while, in a plain Map: a hit costs one map
  * read and a clock read, a few times less than Effect's Cache. Concurrent misses of one key share
@@ -10,7 +17,7 @@ export const expiringLookup = <A, E>(options: {
   readonly lookup: (key: string) => Effect.Effect<A, E>
   readonly timeToLive: Duration.DurationInput
   readonly capacity: number
-}): ((key: string) => Effect.Effect<A, E>) => {
+}): ExpiringLookup<A, E> => {
   const ttlMs = Duration.toMillis(options.timeToLive)
   const remembered = new Map<string, { readonly expiresAt: number; readonly value: A }>()
   const pending = new Map<string, Deferred.Deferred<A, E>>()
@@ -52,5 +59,10 @@ export const expiringLookup = <A, E>(options: {
       )
     })
 
-  return get
+  return Object.assign(get, {
+    remembered: (key: string, now: number): A | undefined => {
+      const hit = remembered.get(key)
+      return hit !== undefined && hit.expiresAt > now ? hit.value : undefined
+    }
+  })
 }

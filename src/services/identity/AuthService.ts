@@ -59,6 +59,8 @@ export class AuthService extends Context.Tag("AuthService")<AuthService, {
     Effect.gen(function*() {
       const keys = yield* ApiKeys
       const throttle = yield* CredentialThrottle
+      // Read synchronously on the hot path (the test clock in tests: the layer is built under it).
+      const clock = yield* Effect.clock
       // Storage failures are not remembered: the next request asks again.
       const findKey = expiringLookup({
         lookup: (hashHex) => keys.findByHash(Buffer.from(hashHex, "hex")),
@@ -95,27 +97,33 @@ export class AuthService extends Context.Tag("AuthService")<AuthService, {
           ? Effect.fail(authRefused(reason, scope))
           : Effect.zipRight(Effect.ignore(throttle.reserveFailure("api_key", address)), Effect.fail(authRefused(reason, scope)))
 
-      const check = (
+      /** The key's checks at `now` (ms): an Effect only to count or release a failure; a valid key is one success. */
+      const checkAt = (
         found: Option.Option<KeyWithWorkspace>,
         hash: Buffer,
         scope: Scope,
         counted: boolean,
-        address: string | undefined
+        address: string | undefined,
+        now: number
       ): Effect.Effect<Principal, AuthRefused> => {
         if (Option.isNone(found) || !sameHash(found.value.keyHash, hash)) return refuse("unknown", scope, counted, address)
         const key = found.value
         if (key.revoked) return refuse("revoked", scope, counted, address)
-        return Effect.clockWith((clock) => {
-          const now = clock.unsafeCurrentTimeMillis()
-          // Past its expiry a key is refused like a revoked one (checked on every request: the lookup is cached).
-          if (key.expiresAt !== undefined && key.expiresAt.getTime() <= now) return refuse("revoked", scope, counted, address)
-          // Valid after all (made on another instance a moment ago): the failure counted before the lookup goes back.
-          const valid = counted ? throttle.releaseFailure("api_key", address) : Effect.void
-          if (!key.scopes.includes(scope)) return Effect.zipRight(valid, Effect.fail(authRefused("scope", scope)))
-          lastUsed.set(key.keyId, new Date(now))
-          return Effect.as(valid, { keyId: key.keyId, scopes: key.scopes, workspace: key.workspace, budget: key.budget })
-        })
+        // Past its expiry a key is refused like a revoked one (checked on every request: the lookup is cached).
+        if (key.expiresAt !== undefined && key.expiresAt.getTime() <= now) return refuse("revoked", scope, counted, address)
+        // Valid after all (made on another instance a moment ago): the failure counted before the lookup goes back.
+        if (!key.scopes.includes(scope)) {
+          const refused = Effect.fail(authRefused("scope", scope))
+          return counted ? Effect.zipRight(throttle.releaseFailure("api_key", address), refused) : refused
+        }
+        lastUsed.set(key.keyId, new Date(now))
+        const principal: Principal = { keyId: key.keyId, scopes: key.scopes, workspace: key.workspace, budget: key.budget }
+        return counted ? Effect.as(throttle.releaseFailure("api_key", address), principal) : Effect.succeed(principal)
       }
+
+      /** Looked up (or remembered), then checked at the time the lookup answered. */
+      const check = (hashHex: string, hash: Buffer, scope: Scope, counted: boolean, address: string | undefined) =>
+        Effect.flatMap(findKey(hashHex), (found) => checkAt(found, hash, scope, counted, address, clock.unsafeCurrentTimeMillis()))
 
       return {
         authenticate: (token, scope, address) => {
@@ -126,11 +134,15 @@ export class AuthService extends Context.Tag("AuthService")<AuthService, {
           const hash = hashApiKey(token)
           const hashHex = hash.toString("hex")
           // A valid key costs one set lookup more than before, and never meets the throttle.
-          if (keys.isKnownValid(hashHex)) return Effect.flatMap(findKey(hashHex), (found) => check(found, hash, scope, false, address))
-          return Effect.zipRight(
-            throttle.reserveFailure("api_key", address),
-            Effect.flatMap(findKey(hashHex), (found) => check(found, hash, scope, true, address))
-          )
+          if (keys.isKnownValid(hashHex)) {
+            // Most requests: a key looked up a moment ago, checked without a lookup effect (one success, no clock step).
+            const now = clock.unsafeCurrentTimeMillis()
+            const remembered = findKey.remembered(hashHex, now)
+            return remembered === undefined
+              ? check(hashHex, hash, scope, false, address)
+              : checkAt(remembered, hash, scope, false, address, now)
+          }
+          return Effect.zipRight(throttle.reserveFailure("api_key", address), check(hashHex, hash, scope, true, address))
         }
       }
     })
