@@ -1,5 +1,5 @@
 import { HttpApiBuilder, OpenApi } from "@effect/platform"
-import { Context, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { WorkspaceApi } from "./api/Api"
 import { AppConfig } from "./config"
 import { AdminHandlers } from "./handlers/admin"
@@ -51,9 +51,6 @@ import { UpstreamClient } from "./services/forwarding/UpstreamClient"
 import { Routes } from "./services/forwarding/Routes"
 import { ModelCatalog } from "./services/forwarding/ModelCatalog"
 import { EndpointForwarding } from "./services/forwarding/EndpointForwarding"
-import { SimulatorAddress, SimulatorServerLive } from "./simulator/server"
-import { SimulatorSettings } from "./simulator/settings"
-import { SimulatorTokenizer } from "./simulator/tokenizer"
 import { UsageJournal } from "./services/usage/2-UsageJournal"
 import { UsageRecorder } from "./services/usage/1-UsageRecorder"
 import { DatabaseLive } from "./platform/Database"
@@ -105,10 +102,14 @@ export const StoresLive = Layer.mergeAll(
   Layer.provideMerge(DatabaseLive)
 )
 
-/** The built-in simulator on a loopback port, for the upstreams left unset (Routes starts it only then): its base URL. */
-const startSimulator = Layer.build(
-  SimulatorServerLive().pipe(Layer.provide([SimulatorSettings.layer(), SimulatorTokenizer.approximate]))
-).pipe(Effect.map((context) => Context.get(context, SimulatorAddress).baseUrl))
+/**
+ * The built-in simulator on a loopback port, for the upstreams left unset (Routes starts it only then): its base URL.
+ * Imported then: a service with every upstream configured does not hold the simulator's code (bench/RESULTS.md,
+ * "Footprint").
+ */
+const startSimulator = Effect.promise(() => import("./simulator/embedded")).pipe(
+  Effect.flatMap((simulator) => simulator.startEmbeddedSimulator)
+)
 
 /** Forwarding to the providers: upstreams (or the simulator), the pooled client, usage recording. */
 export const ForwardingLive = Layer.mergeAll(

@@ -52,12 +52,14 @@ const secretReader = (folder: string): SecretReader => (ref) => {
 
 const invalid = (file: string, problem: string) => ConfigError.InvalidData([], `UPSTREAMS_FILE ${file}: ${problem}`)
 
+/** The parser imported here, with the file: a service without one never loads the YAML package. */
 const fromFile = (name: string): Effect.Effect<RoutesSetting, ConfigError.ConfigError> => {
   const file = path.resolve(name)
   return Either.match(readText(file), {
     onLeft: (problem) => Effect.fail(invalid(file, problem)),
     onRight: (text) =>
-      readRoutesFile(text, servedRegions, secretReader(path.dirname(file))).pipe(
+      Effect.promise(() => import("./routesFileParser")).pipe(
+        Effect.flatMap((parser) => readRoutesFile(parser.parseRoutesFile(text), servedRegions, secretReader(path.dirname(file)))),
         Effect.mapError((refused) => invalid(file, refused.problem))
       )
   })

@@ -7,15 +7,21 @@ import { appConfig, type AppConfigShape, describeConfigError } from "../src/conf
 import { tempDir } from "./support/tempDirs"
 
 /** The settings read from exactly this environment, or the one line a bad one stops start-up with. */
-const read = (env: Record<string, string>): Either.Either<AppConfigShape, string> =>
-  Effect.runSync(
-    Effect.either(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))).pipe(
-      Effect.map(Either.mapLeft(describeConfigError))
-    )
+const settingsOf = (env: Record<string, string>): Effect.Effect<Either.Either<AppConfigShape, string>> =>
+  Effect.either(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))).pipe(
+    Effect.map(Either.mapLeft(describeConfigError))
   )
+
+const read = (env: Record<string, string>): Either.Either<AppConfigShape, string> => Effect.runSync(settingsOf(env))
 
 const errorOf = (env: Record<string, string>): string =>
   Either.match(read(env), { onLeft: (line) => line, onRight: () => "accepted" })
+
+/** The same with a routes file: its parser is imported then, so the read is asynchronous. */
+const readWithFile = (env: Record<string, string>): Promise<Either.Either<AppConfigShape, string>> => Effect.runPromise(settingsOf(env))
+
+const errorWithFile = async (env: Record<string, string>): Promise<string> =>
+  Either.match(await readWithFile(env), { onLeft: (line) => line, onRight: () => "accepted" })
 
 const tempFile = (name: string, content: string): string => {
   const file = path.join(tempDir("ws-config-"), name)
@@ -157,7 +163,7 @@ routes:
     expect(Option.map(config.upstreams.provider_a_eu, (upstream) => upstream.url)).toEqual(Option.some("https://a.example"))
   })
 
-  it("takes the file's routes, its secrets from the environment and from files beside it; a route it names replaces the shorthand's", () => {
+  it("takes the file's routes, its secrets from the environment and from files beside it; a route it names replaces the shorthand's", async () => {
     const file = routesFile(`
 routes:
   provider_a/eu:
@@ -168,7 +174,7 @@ routes:
       models: { chatgen-4o: chatgen-4o-prod }
 ${bedrockFile.replace("routes:\n", "")}`)
     fs.writeFileSync(path.join(path.dirname(file), "azure.key"), "  azure-key-from-file\n")
-    const config = Either.getOrThrow(read({
+    const config = Either.getOrThrow(await readWithFile({
       UPSTREAMS_FILE: file,
       BEDROCK_KEY_ID: "AKIDEXAMPLE",
       BEDROCK_SECRET: "bedrock-secret",
@@ -190,19 +196,19 @@ ${bedrockFile.replace("routes:\n", "")}`)
     expect(config.upstreamMaxAttempts).toBe(3)
   })
 
-  it("stops start-up with one line naming the file, route, deployment and what is wrong", () => {
+  it("stops start-up with one line naming the file, route, deployment and what is wrong", async () => {
     const file = routesFile(bedrockFile)
-    expect(errorOf({ UPSTREAMS_FILE: file, BEDROCK_KEY_ID: "AKIDEXAMPLE" })).toBe(
+    expect(await errorWithFile({ UPSTREAMS_FILE: file, BEDROCK_KEY_ID: "AKIDEXAMPLE" })).toBe(
       `Invalid configuration: UPSTREAMS_FILE ${file}: routes.provider_b/eu[0] (bedrock-frankfurt): auth.aws.secretAccessKey: secret env BEDROCK_SECRET is not set`
     )
-    expect(errorOf({ UPSTREAMS_FILE: file, BEDROCK_KEY_ID: "AKIDEXAMPLE", BEDROCK_SECRET: "" })).toMatch(/secret env BEDROCK_SECRET is empty$/)
+    expect(await errorWithFile({ UPSTREAMS_FILE: file, BEDROCK_KEY_ID: "AKIDEXAMPLE", BEDROCK_SECRET: "" })).toMatch(/secret env BEDROCK_SECRET is empty$/)
     const missing = path.join(os.tmpdir(), "ws-config-no-such-dir", "upstreams.yaml")
     expect(errorOf({ UPSTREAMS_FILE: missing })).toBe(`Invalid configuration: UPSTREAMS_FILE ${missing}: cannot be read (ENOENT)`)
     // An empty value (`UPSTREAMS_FILE=` in an env file) is no file.
     expect(Either.getOrThrow(read({ UPSTREAMS_FILE: "" })).routes.routes.size).toBe(0)
-    expect(errorOf({ UPSTREAMS_FILE: routesFile("routes:\n  provider_c/us: []") })).toMatch(/: routes\.provider_c\/us: unknown route \(the routes are provider_a\/eu, provider_a\/us, provider_b\/eu, provider_b\/us, provider_c\/eu\)$/)
+    expect(await errorWithFile({ UPSTREAMS_FILE: routesFile("routes:\n  provider_c/us: []") })).toMatch(/: routes\.provider_c\/us: unknown route \(the routes are provider_a\/eu, provider_a\/us, provider_b\/eu, provider_b\/us, provider_c\/eu\)$/)
     const keyFile = routesFile(bedrockFile.replace("{ env: BEDROCK_SECRET }", "{ file: ./no-such.key }"))
-    expect(errorOf({ UPSTREAMS_FILE: keyFile, BEDROCK_KEY_ID: "AKIDEXAMPLE" })).toMatch(
+    expect(await errorWithFile({ UPSTREAMS_FILE: keyFile, BEDROCK_KEY_ID: "AKIDEXAMPLE" })).toMatch(
       /auth\.aws\.secretAccessKey: secret file \.\/no-such\.key cannot be read \(ENOENT\)$/
     )
   })

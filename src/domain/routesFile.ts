@@ -1,5 +1,5 @@
 import { Data, Effect, Either, ParseResult, Redacted, Schema } from "effect"
-import * as YAML from "yaml"
+import type * as YAML from "yaml"
 import {
   type AwsCredentials,
   type Deployment,
@@ -17,8 +17,8 @@ import { type ProviderId, providerIds, ProviderIdSchema } from "./providerId"
 
 /**
  * The routes file (UPSTREAMS_FILE, DESIGN "Upstreams: routes and deployments"): its schema and every check
- * made at start-up, down to the resolved RoutesSetting. No I/O here: the caller hands in the file's text and
- * a reader of secrets, so that every refusal is one line naming the route and deployment.
+ * made at start-up, down to the resolved RoutesSetting. No I/O here: the caller hands in the file as the YAML
+ * parser read it and a reader of secrets, so that every refusal is one line naming the route and deployment.
  */
 
 /** Why the file cannot be used: one line, e.g. `routes.provider_b/eu[0] (bedrock-frankfurt): secret env X is not set`. */
@@ -211,9 +211,11 @@ const invalid = (problem: string) => Either.left(new RoutesFileInvalid({ problem
 const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-/** Parses YAML or JSON (YAML 1.2 reads JSON); the parser's first error, on one line, with its position. */
-export const parseRoutesFileText = (text: string): Either.Either<unknown, RoutesFileInvalid> => {
-  const document = YAML.parseDocument(text, { uniqueKeys: true })
+/**
+ * The content of the file as the YAML parser read it (YAML 1.2 reads JSON too; src/routesFileParser.ts), or the
+ * parser's first error, on one line, with its position.
+ */
+const contentOf = (document: YAML.Document.Parsed): Either.Either<unknown, RoutesFileInvalid> => {
   const error = document.errors[0]
   // Its first line says what and where ("… at line 2, column 1:"); the rest is a drawing of the spot.
   if (error !== undefined) return invalid(`not valid YAML or JSON: ${error.message.split("\n")[0]?.replace(/:$/, "")}`)
@@ -482,9 +484,9 @@ export const resolveRoutesFile = (plan: RoutesFilePlan, readSecret: SecretReader
     return { cooldownSeconds: plan.cooldownSeconds, routes, catalog: plan.catalog }
   })
 
-/** The file's text to its RoutesSetting: parsed, checked, its secrets read. */
-export const readRoutesFile = (text: string, served: ServedRegions, readSecret: SecretReader): Effect.Effect<RoutesSetting, RoutesFileInvalid> =>
-  Either.flatMap(parseRoutesFileText(text), (parsed) => planRoutesFile(parsed, served)).pipe(
+/** The file, as the YAML parser read it, to its RoutesSetting: checked, its secrets read. */
+export const readRoutesFile = (document: YAML.Document.Parsed, served: ServedRegions, readSecret: SecretReader): Effect.Effect<RoutesSetting, RoutesFileInvalid> =>
+  Either.flatMap(contentOf(document), (parsed) => planRoutesFile(parsed, served)).pipe(
     Effect.flatMap((plan) => resolveRoutesFile(plan, readSecret))
   )
 

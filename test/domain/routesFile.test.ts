@@ -10,6 +10,7 @@ import {
   type ServedRegions,
   withShorthand
 } from "../../src/domain/routesFile"
+import { parseRoutesFile } from "../../src/routesFileParser"
 
 const served: ServedRegions = { provider_a: ["eu", "us"], provider_b: ["eu", "us"], provider_c: ["eu"] }
 
@@ -43,7 +44,7 @@ const readSecret: SecretReader = (ref) => {
 }
 
 const read = (text: string): Either.Either<RoutesSetting, string> =>
-  Effect.runSync(Effect.either(readRoutesFile(text, served, readSecret)).pipe(Effect.map(Either.mapLeft((invalid) => invalid.problem))))
+  Effect.runSync(Effect.either(readRoutesFile(parseRoutesFile(text), served, readSecret)).pipe(Effect.map(Either.mapLeft((invalid) => invalid.problem))))
 
 const settingOf = (text: string): RoutesSetting =>
   Either.getOrElse(read(text), (problem) => {

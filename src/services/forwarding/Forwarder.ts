@@ -242,7 +242,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       const { upstreamLimits } = config
       const routes = yield* Routes
       const catalog = yield* ModelCatalog
-      const kinds = yield* makeUpstreamKinds
+      const kinds = yield* makeUpstreamKinds(routes.deployments)
       const span = spansWhen(config)
       const tracing = Option.isSome(config.tracing)
       const clock = yield* Effect.clock

@@ -1,7 +1,6 @@
 // provider_b on AWS Bedrock (InvokeModel): the model in the path, the body without `model` and `stream` and with
 // Bedrock's `anthropic_version`, SigV4-signed with AWS's own signer; its binary event stream read back as the
 // messages API's SSE events, its `x-amzn-ErrorType` errors as the messages API's errors.
-import { defaultProvider } from "@aws-sdk/credential-provider-node"
 import { EventStreamCodec } from "@smithy/eventstream-codec"
 import { Hash } from "@smithy/hash-node"
 import { SignatureV4 } from "@smithy/signature-v4"
@@ -232,18 +231,29 @@ const bedrockJsonAnswer = (body: string, call: UpstreamCall): string => {
 }
 
 /**
- * The Bedrock kind. The standard AWS credential chain is made once here and resolved at the first call of a
- * deployment without static keys; the provider caches what it found until it expires.
+ * The Bedrock kind. The standard AWS credential chain is made once, at the first call of a deployment without
+ * static keys, and resolved then; the provider caches what it found until it expires. Its code (the SDK's SSO,
+ * STS and metadata clients, ~0.5 MB of script) is imported then too: a service with no such deployment never
+ * holds it (bench/RESULTS.md, "Footprint").
  */
 export const makeBedrockKind: Effect.Effect<UpstreamKind<BedrockDeployment>> = Effect.sync(() => {
-  const chain = defaultProvider()
+  let made: Promise<() => Promise<Credentials>> | undefined
+  const chain = () =>
+    (made ??= import("./awsCredentialChain").then(
+      (module) => module.makeCredentialChain(),
+      (error: unknown) => {
+        // Tried again by the next call.
+        made = undefined
+        throw error
+      }
+    )).then((provider) => provider())
   return {
     kind: "bedrock",
     secrets: (deployment) =>
       deployment.credentials._tag === "Static"
         ? [deployment.credentials.accessKeyId, Redacted.value(deployment.credentials.secretAccessKey), ...(deployment.credentials.sessionToken === undefined ? [] : [Redacted.value(deployment.credentials.sessionToken)])]
         : [],
-    prepare: prepareWith(() => chain()),
+    prepare: prepareWith(chain),
     streamContentType: eventStreamContentType,
     streamDecoder: bedrockStreamDecoder,
     errorAnswer: bedrockErrorAnswer,

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
-import type { Deployment, UpstreamKindName } from "../../../domain/deployments"
+import type { BedrockDeployment, Deployment, UpstreamKindName } from "../../../domain/deployments"
+import { absentKind } from "./absent"
 import { azureKind } from "./azure"
-import { makeBedrockKind } from "./bedrock"
 import { nativeKind } from "./native"
 import type { UpstreamKind } from "./UpstreamKind"
 import { makeVertexKind } from "./vertex"
@@ -26,10 +26,18 @@ export const secretsOf = (kinds: UpstreamKinds, deployments: ReadonlyArray<Deplo
   return { keys, hosts }
 }
 
-/** Every kind of upstream, made once for the service's life (a kind may keep state: credentials, tokens). */
-export const makeUpstreamKinds: Effect.Effect<UpstreamKinds> = Effect.all({
-  native: Effect.succeed(nativeKind),
-  azure: Effect.succeed(azureKind),
-  bedrock: makeBedrockKind,
-  vertex: makeVertexKind
-})
+/**
+ * Every kind of upstream the routes' deployments use, made once for the service's life (a kind may keep state:
+ * credentials, tokens). The bedrock kind's code (AWS's signer and event-stream codec, with much of @smithy/core:
+ * ~0.3 MB of script) is imported only when a deployment is of that kind; otherwise its place holds a stand-in that
+ * no deployment reaches (bench/RESULTS.md, "Footprint").
+ */
+export const makeUpstreamKinds = (deployments: ReadonlyArray<Deployment>): Effect.Effect<UpstreamKinds> =>
+  Effect.all({
+    native: Effect.succeed(nativeKind),
+    azure: Effect.succeed(azureKind),
+    bedrock: deployments.some((deployment) => deployment.kind === "bedrock")
+      ? Effect.flatMap(Effect.promise(() => import("./bedrock")), (bedrock) => bedrock.makeBedrockKind)
+      : Effect.succeed(absentKind<BedrockDeployment>("bedrock")),
+    vertex: makeVertexKind
+  })
