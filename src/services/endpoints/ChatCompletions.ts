@@ -48,24 +48,65 @@ const clientWantsUsage = (request: ChatCompletionRequest): boolean => {
  * the final usage-only chunk is dropped and the `"usage":null` of the others removed.
  */
 export const withoutUsage = (event: SseEvent): SseEvent | undefined => {
-  // The common case first, checked at the end of the text only: a content chunk whose last member is the null usage.
-  if (event.data.endsWith(`,${nullUsage}}`)) return { ...event, data: `${event.data.slice(0, -nullUsage.length - 2)}}` }
-  if (event.data === "[DONE]" || !event.data.includes('"usage"')) return event
-  if (event.data.includes('"choices":[]')) return undefined
-  return { ...event, data: withoutNullUsage(event.data) }
+  const at = nullUsageCut(event.data)
+  if (at === undefined) return undefined
+  return at === -1 ? event : { ...event, data: event.data.slice(0, at) + event.data.slice(at + nullUsageCutLength) }
+}
+
+/**
+ * withoutUsage made on a chunk's text that is exactly its events' encoding (see isEncodedEvents: each event one
+ * `data: ` line, nothing else): the same bytes, cut from the text rather than each event changed and encoded again.
+ */
+export const withoutUsageText = (text: string, events: ReadonlyArray<SseEvent>): string => {
+  let sent = ""
+  // The text up to `from` is settled (in `sent`); `start` is where the next event's encoding begins.
+  let from = 0
+  let start = 0
+  for (const { data, event } of events) {
+    const end = start + (event === undefined ? 0 : event.length + 8) + data.length + 8
+    const at = nullUsageCut(data)
+    if (at !== -1) {
+      // Dropped: its whole encoding; else its null usage member, inside the data line that ends the encoding.
+      const cut = at === undefined ? start : end - 2 - data.length + at
+      sent += text.slice(from, cut)
+      from = at === undefined ? end : cut + nullUsageCutLength
+    }
+    start = end
+  }
+  return from === 0 ? text : sent + text.slice(from)
 }
 
 const nullUsage = '"usage":null'
 
-/** Removes the `"usage":null` member of a chunk's JSON text (string search: this runs for every chunk). */
-export const withoutNullUsage = (data: string): string => {
+/** The null usage member and its comma: what is removed of a chunk. */
+const nullUsageCutLength = nullUsage.length + 1
+
+/**
+ * Where withoutUsage cuts a chunk's data: the index of its null usage member with its comma (nullUsageCutLength
+ * characters), -1 to leave it as it is, undefined to drop it. String search only: this runs for every chunk.
+ */
+const nullUsageCut = (data: string): number | undefined => {
+  // The common case first, checked at the end of the text only: a content chunk whose last member is the null usage.
+  if (data.endsWith(`,${nullUsage}}`)) return data.length - nullUsageCutLength - 1
+  if (data === "[DONE]" || !data.includes('"usage"')) return -1
+  if (data.includes('"choices":[]')) return undefined
+  return nullUsageAt(data)
+}
+
+/** Where the `"usage":null` member of a chunk's JSON text is, with its comma; -1 when it has none. */
+const nullUsageAt = (data: string): number => {
   const after = data.indexOf(`,${nullUsage}`)
   if (after !== -1) {
-    const next = data[after + nullUsage.length + 1]
-    if (next === "," || next === "}") return data.slice(0, after) + data.slice(after + nullUsage.length + 1)
+    const next = data[after + nullUsageCutLength]
+    if (next === "," || next === "}") return after
   }
-  const before = data.indexOf(`${nullUsage},`)
-  return before === -1 ? data : data.slice(0, before) + data.slice(before + nullUsage.length + 1)
+  return data.indexOf(`${nullUsage},`)
+}
+
+/** Removes the `"usage":null` member of a chunk's JSON text. */
+export const withoutNullUsage = (data: string): string => {
+  const at = nullUsageAt(data)
+  return at === -1 ? data : data.slice(0, at) + data.slice(at + nullUsageCutLength)
 }
 
 export { estimateTokens, jsonTokensPerPart } from "./promptTokens"
@@ -124,7 +165,7 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
             estimatedInputTokens: promptTokens,
             // max_completion_tokens bounds the reasoning tokens too, which the usage counts as output.
             usageCeiling: usageCeiling(model, request.max_completion_tokens ?? request.max_tokens),
-            ...(stream && !clientWantsUsage(request) ? { relayEvent: withoutUsage } : {})
+            ...(stream && !clientWantsUsage(request) ? { relayEvent: withoutUsage, relayText: withoutUsageText } : {})
           }))
         }
       }

@@ -37,6 +37,11 @@ export interface EndpointCall {
   readonly upstreamHeaders?: Readonly<Record<string, string>>
   /** What the client sees of each upstream event; undefined drops it. */
   readonly relayEvent?: (event: SseEvent) => SseEvent | undefined
+  /**
+   * relayEvent made on a stream chunk's text that is exactly its events' encoding (the decoder's fedAsEncoded): the
+   * bytes encoding every relayed event gives, without changing and encoding each. Absent: each event is relayed.
+   */
+  readonly relayText?: (text: string, events: ReadonlyArray<SseEvent>) => string
 }
 
 /** An endpoint's check: its refusals (fields, model, context, bounds) before anything is reserved. */

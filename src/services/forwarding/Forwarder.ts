@@ -103,6 +103,8 @@ interface Exchange {
   readonly usageCeiling: UsageCeiling
   /** What the client sees of each upstream event; undefined drops it. Default: the event unchanged. */
   readonly relayEvent: ((event: SseEvent) => SseEvent | undefined) | undefined
+  /** relayEvent made on a stream chunk's own text (see EndpointCall.relayText). */
+  readonly relayText: ((text: string, events: ReadonlyArray<SseEvent>) => string) | undefined
   readonly requestId: string | undefined
   /** The workspace's own key for the provider, once looked up; undefined when it has none. */
   ownKey: Redacted.Redacted<string> | undefined
@@ -182,6 +184,30 @@ const relayedBy = (
   return (event) => {
     const seen = kindRelay(event)
     return seen === undefined ? undefined : endpointRelay(seen)
+  }
+}
+
+/**
+ * A stream chunk's events as the client gets them, encoded. `fed` is the chunk's text when it is exactly their
+ * encoding: the endpoint's relay is made on that text where it has a text form and the kind changes nothing of its
+ * own; else the text is sent as it came while every event is relayed unchanged, encoded from the first one that is not.
+ */
+const chunkRelay = (kind: UpstreamKind, input: Exchange): (events: ReadonlyArray<SseEvent>, fed: string | undefined) => string => {
+  const relayEvent = relayedBy(kind.relayEvent, input.relayEvent)
+  const relayText = kind.relayEvent === undefined ? input.relayText : undefined
+  return (events, fed) => {
+    if (fed !== undefined && relayText !== undefined) return relayText(fed, events)
+    let text = fed === undefined ? "" : undefined
+    for (let index = 0; index < events.length; index++) {
+      const event = events[index]!
+      const relayed = relayEvent(event)
+      if (text === undefined) {
+        if (relayed === event) continue
+        text = encodedEvents(events, index)
+      }
+      if (relayed !== undefined) text += encodeSseEvent(relayed)
+    }
+    return text ?? fed ?? ""
   }
 }
 
@@ -388,7 +414,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         headers: Record<string, string>
       ): Forwarded => {
         const tally = emptyTally(input.estimatedInputTokens)
-        const relayEvent = relayedBy(kind.relayEvent, input.relayEvent)
+        const relayed = chunkRelay(kind, input)
         // Node events rather than an Effect Stream: this runs for every chunk of every stream.
         const pump = (sink: StreamSink) =>
           Effect.async<ApiRequestRecord["outcome"]>((resume) => {
@@ -429,26 +455,15 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               if (events === undefined) {
                 return fail(new UpstreamFailure({ kind: "malformed", detail: `stream event over ${upstreamLimits.maxSseEventBytes} bytes` }), "")
               }
-              // The upstream's own text when it is exactly these events' encoding: sent as it came while every event
-              // is relayed unchanged (undefined `text`); encoded from the first one that is not.
-              const asFed = decoder.fedAsEncoded?.()
-              let text = asFed === undefined ? "" : undefined
               for (let index = 0; index < events.length; index++) {
-                const event = events[index]!
-                if (!input.protocol.observe(event, tally)) {
+                if (!input.protocol.observe(events[index]!, tally)) {
                   return fail(
                     new UpstreamFailure({ kind: "malformed", detail: "stream event not valid for the protocol" }),
-                    text ?? encodedEvents(events, index)
+                    relayed(events.slice(0, index), undefined)
                   )
                 }
-                const relayed = relayEvent(event)
-                if (text === undefined) {
-                  if (relayed === event) continue
-                  text = encodedEvents(events, index)
-                }
-                if (relayed !== undefined) text += encodeSseEvent(relayed)
               }
-              text ??= asFed ?? ""
+              const text = relayed(events, decoder.fedAsEncoded?.())
               // One write per upstream chunk, however many events it held.
               if (text !== "" && !sink.write(text)) {
                 body.pause()
@@ -506,6 +521,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             estimatedInputTokens: call.estimatedInputTokens,
             usageCeiling: call.usageCeiling,
             relayEvent: call.relayEvent,
+            relayText: call.relayText,
             requestId,
             ownKey: undefined,
             deployment: undefined,

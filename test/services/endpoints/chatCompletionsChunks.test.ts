@@ -1,5 +1,7 @@
+import { FastCheck as fc } from "effect"
 import { describe, expect, it } from "vitest"
-import { withoutNullUsage, withoutUsage } from "../../../src/services/endpoints/ChatCompletions"
+import { withoutNullUsage, withoutUsage, withoutUsageText } from "../../../src/services/endpoints/ChatCompletions"
+import { boundedSseDecoder, encodeSseEvent, type SseEvent } from "../../../src/domain/sse"
 
 const chunk = (members: string) => `{"id":"c1","object":"chat.completion.chunk",${members}}`
 
@@ -28,5 +30,70 @@ describe("chunks for a client that did not ask for usage", () => {
     expect(withoutUsage({ data: "[DONE]" })).toEqual({ data: "[DONE]" })
     const plain = { data: chunk('"choices":[]') }
     expect(withoutUsage(plain)).toBe(plain)
+  })
+})
+
+/** The events as the per-event relay sends them: each through withoutUsage, encoded. */
+const perEvent = (events: ReadonlyArray<SseEvent>): string =>
+  events.map(withoutUsage).map((event) => (event === undefined ? "" : encodeSseEvent(event))).join("")
+
+const choices = '"choices":[{"index":0,"delta":{"content":"hé \\",\\"usage\\":null 🙂"},"finish_reason":null}]'
+const toolCall = '"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\\"a\\":1}"}}]},"finish_reason":null}]'
+/** Chunks of every shape a chat stream has, the null usage anywhere it can stand, and a few that are not JSON. */
+const datas = [
+  chunk(`${choices},"usage":null`),
+  chunk(`"usage":null,${choices}`),
+  chunk(`${choices},"usage":null,"system_fingerprint":"fp"`),
+  chunk(`${toolCall},"usage":null`),
+  chunk(`"usage":null,${toolCall}`),
+  chunk(choices),
+  chunk(`${choices},"usage":nullish`),
+  chunk('"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":20,"total_tokens":23}'),
+  chunk('"choices":[],"usage":null'),
+  "[DONE]",
+  "",
+  "a\nb"
+]
+
+describe("a chunk's text made without usage", () => {
+  it("is, byte for byte, what relaying and encoding each of its events gives, however the stream is cut", () => {
+    const stream = fc.array(
+      fc.record({ data: fc.constantFrom(...datas), event: fc.option(fc.constantFrom("x", "chunk"), { nil: undefined, freq: 4 }) }),
+      { minLength: 1, maxLength: 12 }
+    )
+    let asText = 0
+    fc.assert(
+      // Cuts between events (whole events a feed, several or one) and anywhere (events split across feeds).
+      fc.property(stream, fc.array(fc.tuple(fc.boolean(), fc.nat()), { maxLength: 8 }), (events, cuts) => {
+        const encoded = events.map((event) => new TextEncoder().encode(encodeSseEvent(event)))
+        const bytes = new Uint8Array(encoded.reduce((total, event) => total + event.length, 0))
+        const between: Array<number> = []
+        encoded.reduce((offset, event) => (bytes.set(event, offset), between.push(offset), offset + event.length), 0)
+        const at = [...new Set(cuts.map(([whole, cut]) => (whole ? between[cut % between.length]! : cut % bytes.length)))]
+          .filter((cut) => cut > 0)
+          .sort((a, b) => a - b)
+        const decoder = boundedSseDecoder(1 << 20)
+        let sent = ""
+        for (const [index, from] of [0, ...at].entries()) {
+          const fedEvents = decoder.feed(bytes.subarray(from, at[index] ?? bytes.length)) ?? []
+          const fed = decoder.fedAsEncoded()
+          const expected = perEvent(fedEvents)
+          if (fed !== undefined) {
+            asText++
+            expect(withoutUsageText(fed, fedEvents)).toBe(expected)
+          }
+          sent += expected
+        }
+        expect(sent).toBe(perEvent(events.map((event) => (event.event === undefined ? { data: event.data } : event))))
+      }),
+      { numRuns: 2000 }
+    )
+    // Many feeds are whole events: the text form is what was tested.
+    expect(asText).toBeGreaterThan(1000)
+  })
+
+  it("is the text itself, not a copy, when no event changes", () => {
+    const text = `data: ${chunk(choices)}\n\ndata: [DONE]\n\n`
+    expect(withoutUsageText(text, [{ data: chunk(choices) }, { data: "[DONE]" }])).toBe(text)
   })
 })
