@@ -3,6 +3,8 @@ import type { Principal } from "../../domain/principal"
 import type { Refusal } from "../../domain/refusals"
 import type { SseEvent } from "../../domain/sse"
 import type { UsageCeiling } from "../../domain/usageBounds"
+import type { ForwardedEndpoint } from "../../providers/forwardedEndpoint"
+import type { Provider } from "../../providers/provider"
 import type { Route } from "../forwarding/Routes"
 
 /**
@@ -10,6 +12,12 @@ import type { Route } from "../forwarding/Routes"
  * (src/providers/<provider>/endpoints.ts) → checked (its service, here: the one thing an endpoint writes) →
  * admitted, forwarded and recorded (the Forwarder). These are the shapes of the check.
  */
+
+/** What the procedure reads of an endpoint's declaration. */
+export type EndpointDeclaration = Pick<
+  ForwardedEndpoint<string, Provider, unknown, unknown, unknown, unknown>,
+  "provider" | "path" | "family" | "record" | "protocol" | "operation"
+>
 
 /** What the check is given: the caller, the route of the region, the decoded payload and the headers it passes on. */
 export interface CheckedRequest<Payload> {

@@ -1,17 +1,9 @@
 import { Context, Effect, Either, Layer } from "effect"
 import type { Principal } from "../../domain/principal"
 import type { Refusal } from "../../domain/refusals"
-import type { ForwardedEndpoint } from "../../providers/forwardedEndpoint"
-import type { Provider } from "../../providers/provider"
-import type { EndpointCheck } from "../endpoints/endpointCall"
+import type { EndpointCheck, EndpointDeclaration } from "../endpoints/endpointCall"
 import { type Forwarded, Forwarder } from "./Forwarder"
 import { Routes } from "./Routes"
-
-/** What the procedure reads of an endpoint's declaration. */
-export type EndpointDeclaration = Pick<
-  ForwardedEndpoint<string, Provider, unknown, unknown, unknown, unknown>,
-  "provider" | "path" | "family" | "record" | "protocol" | "operation"
->
 
 /** How an endpoint's requests are served once decoded. */
 export type ServeEndpoint<Payload> = (

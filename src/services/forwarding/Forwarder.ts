@@ -41,8 +41,7 @@ import { type Attempt, type Route, Routes } from "./Routes"
 import { ModelCatalog } from "./ModelCatalog"
 import { kindOf, makeUpstreamKinds, secretsOf } from "./kinds"
 import type { UpstreamCall, UpstreamKind } from "./kinds/UpstreamKind"
-import type { EndpointDeclaration } from "./EndpointForwarding"
-import type { EndpointCall } from "../endpoints/endpointCall"
+import type { EndpointCall, EndpointDeclaration } from "../endpoints/endpointCall"
 
 /** Where a relayed stream goes: the client's connection, after the status and headers. */
 export interface StreamSink {
