@@ -251,10 +251,8 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
                 if (maxBytes === undefined) {
                   return resume(Effect.succeed({ status: statusCode, headers, body, headersAt, whole: undefined }))
                 }
-                stopRead = readWhole(body, Math.min(maxBytes, upstreamLimits.maxJsonAnswerBytes), budget, (whole) => {
-                  stopRead = undefined
-                  resume(Effect.succeed({ status: statusCode, headers, body, headersAt, whole }))
-                })
+                stopRead = readWhole(body, Math.min(maxBytes, upstreamLimits.maxJsonAnswerBytes), budget, (whole) =>
+                  resume(Effect.succeed({ status: statusCode, headers, body, headersAt, whole })))
               },
               (cause: unknown) => {
                 clearTimeout(deadline)
