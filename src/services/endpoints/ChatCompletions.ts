@@ -157,7 +157,9 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
           const crowded = tooManyMessages(catalog, "provider_a", "chat_completions", request)
           if (crowded !== undefined) return Effect.fail(crowded)
           const stream = request.stream === true
-          return Effect.map(countPromptParts(tokenizer, promptParts(request), model, "messages"), (promptTokens): EndpointCall => ({
+          // The client did not ask for the usage chunk: each chunk is relayed as it would be without include_usage.
+          const dropsUsage = stream && !clientWantsUsage(request)
+          return countPromptParts(tokenizer, promptParts(request), model, "messages", (promptTokens): EndpointCall => ({
             model: request.model,
             reservedTokens: promptTokens + outputReservation(request),
             body: upstreamChatBody(request, model),
@@ -165,7 +167,8 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
             estimatedInputTokens: promptTokens,
             // max_completion_tokens bounds the reasoning tokens too, which the usage counts as output.
             usageCeiling: usageCeiling(model, request.max_completion_tokens ?? request.max_tokens),
-            ...(stream && !clientWantsUsage(request) ? { relayEvent: withoutUsage, relayText: withoutUsageText } : {})
+            relayEvent: dropsUsage ? withoutUsage : undefined,
+            relayText: dropsUsage ? withoutUsageText : undefined
           }))
         }
       }

@@ -56,7 +56,7 @@ export class Responses extends Context.Tag("Responses")<Responses, {
           const over = exceededOutputLimit(model, { max_output_tokens: request.max_output_tokens })
           if (over !== undefined) return Effect.fail(new OutputLimitExceeded({ ...over, model: request.model }))
           const stream = request.stream === true
-          return Effect.map(countPromptParts(tokenizer, responsesPromptParts(request), model, "input"), (promptTokens): EndpointCall => ({
+          return countPromptParts(tokenizer, responsesPromptParts(request), model, "input", (promptTokens): EndpointCall => ({
             model: request.model,
             reservedTokens: promptTokens + (request.max_output_tokens ?? defaultOutputReservation.responses),
             body: upstreamResponsesBody(request),

@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import type { ModelInfo } from "../../domain/models"
 import { PromptTooLong } from "../../domain/refusals"
 import { cannotFit } from "../../domain/requestBounds"
-import { countTextParts } from "../forwarding/tokenCounting"
+import { countedAtOnce, countTextParts } from "../forwarding/tokenCounting"
 import type { Tokenizer } from "../forwarding/Tokenizer"
 
 /** About four characters a token: what a stream cut before its usage chunk is billed for its prompt. */
@@ -19,24 +19,28 @@ export const jsonTokensPerPart = 16
  * A chat model's prompt tokens, its parts (messages or input items, tool definitions) counted with the model
  * family's real encoding (models outside the catalog are estimated), or the refusal naming `field` of a prompt that
  * cannot fit the model's context: on its length alone before any counting, else on its count, which stops once it
- * is past the context. Chat completions and the Responses API count alike.
+ * is past the context. Chat completions and the Responses API count alike. What the check makes of the count
+ * (`callOf`) is made in the same step: a short prompt with its table loaded is then counted with no step of its own.
  */
-export const countPromptParts = (
+export const countPromptParts = <A>(
   tokenizer: Tokenizer["Type"],
   parts: ReadonlyArray<string>,
   model: ModelInfo | undefined,
-  field: string
-): Effect.Effect<number, PromptTooLong> => {
+  field: string,
+  callOf: (promptTokens: number) => A
+): Effect.Effect<A, PromptTooLong> => {
   const encoding = model?.tokenizer ?? "estimate"
-  if (encoding === "estimate") return Effect.succeed(estimateTokens(parts.join("\n")))
+  if (encoding === "estimate") return Effect.succeed(callOf(estimateTokens(parts.join("\n"))))
   const contextLength = model?.contextLength ?? Number.POSITIVE_INFINITY
   const chars = parts.reduce((sum, part) => sum + part.length, 0)
   if (cannotFit(chars, contextLength)) {
     return Effect.fail(new PromptTooLong({ field, found: "length", amount: chars, contextLength }))
   }
   const allowance = jsonTokensPerPart * parts.length
-  return Effect.flatMap(countTextParts(tokenizer, encoding, parts, contextLength + allowance), (tokens) =>
+  const verdict = (tokens: number): Effect.Effect<A, PromptTooLong> =>
     tokens - allowance > contextLength
       ? Effect.fail(new PromptTooLong({ field, found: "tokens", amount: tokens - allowance, contextLength }))
-      : Effect.succeed(tokens))
+      : Effect.succeed(callOf(tokens))
+  const counted = countedAtOnce(tokenizer, encoding, parts)
+  return counted !== undefined ? verdict(counted) : Effect.flatMap(countTextParts(tokenizer, encoding, parts, contextLength + allowance), verdict)
 }

@@ -1,4 +1,4 @@
-import { Cause, Effect, Context, Either, Exit, FiberRef, Layer, Option, Redacted, type Tracer } from "effect"
+import { Cause, Effect, Context, Exit, FiberRef, Layer, Option, Redacted, type Tracer } from "effect"
 import { identity } from "effect/Function"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../../config"
@@ -32,7 +32,16 @@ import { Prices } from "../usage/Prices"
 import { ProviderCredentials } from "../providerKeys/ProviderCredentials"
 import { type Admission, RateLimits } from "../limits/RateLimits"
 import { type BudgetHold, Budgets } from "../limits/Budgets"
-import { classify, discard, unreadable, UpstreamClient, UpstreamFailure, type UpstreamResponse } from "./UpstreamClient"
+import {
+  classify,
+  discard,
+  type ReadWhole,
+  unreadable,
+  type UpstreamAnswer,
+  UpstreamClient,
+  UpstreamFailure,
+  type UpstreamResponse
+} from "./UpstreamClient"
 import { operatorWords } from "./UpstreamFailure"
 import { type ApiRequestRecord, UsageRecorder } from "../usage/1-UsageRecorder"
 import type { Deployment, UpstreamOperation } from "../../domain/deployments"
@@ -155,6 +164,9 @@ const unavailable = (failure: UpstreamFailure, admitted: Admitted): UpstreamUnav
 
 const stopping = new ServiceStopping()
 
+/** A usable JSON answer is always read whole by its exchange (readWhole): this stands for one that was not. */
+const unread = new UpstreamFailure({ kind: "malformed", detail: "answer not read" })
+
 const noHeaders: Readonly<Record<string, string>> = {}
 
 /** Said on the answers of a simulated deployment. */
@@ -271,6 +283,8 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
       const span = spansWhen(config)
       const tracing = Option.isSome(config.tracing)
       const clock = yield* Effect.clock
+      /** The clock's time (ns) of an earlier performance.now() reading: a span's event placed when it happened. */
+      const nanosAt = (at: number): bigint => clock.unsafeCurrentTimeNanos() - BigInt(Math.round((performance.now() - at) * 1e6))
       // Every deployment's key and host: none may reach a client through an upstream's words.
       const secrets = secretsOf(kinds, routes.deployments)
       const redactService = makeRedactor(secrets.keys, secrets.hosts)
@@ -374,34 +388,30 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         hints
       })
 
+      /** A JSON answer as the exchange read it (or failed to): relayed whole, or refused, and recorded either way. */
       const relayJson = (
         input: Exchange,
         kind: UpstreamKind,
         call: UpstreamCall,
         admission: Admission,
         started: number,
-        response: UpstreamResponse,
+        read: Buffer | UpstreamFailure,
         headers: Record<string, string>
-      ) => {
+      ): Effect.Effect<Forwarded, UpstreamRefusal> => {
         // An answer that cannot be read, or is not the protocol's: the service's failure, recorded.
         const failed = (failure: UpstreamFailure) =>
           refuse(input, admission, started, unavailable(failure, admitted(admission, failure.kind === "overloaded" ? busyRetryHints : noHeaders)))
-        // One step over the read: its outcome and the answer's check handled in the same match.
-        return Effect.matchEffect(client.readAnswer(response.body), {
-          onFailure: failed,
-          onSuccess: (read) => {
-            const bytes = kind.jsonAnswer === undefined ? read : Buffer.from(kind.jsonAnswer(read.toString("utf8"), call), "utf8")
-            const text = bytes.toString("utf8")
-            const usage = (text.length > largeAnswerChars ? input.protocol.usageOfLargeAnswer?.(text) : undefined) ??
-              input.protocol.usageOfBody(parseJson(text))
-            return usage === undefined
-              ? failed(new UpstreamFailure({ kind: "malformed", detail: "answer is not valid JSON of the protocol" }))
-              : Effect.as(
-                record(input, admission, started, { status: 200, outcome: "completed", inputTokens: usage.inputTokens, outputTokens: usage.outputTokens }),
-                { _tag: "Json" as const, body: bytes, headers }
-              )
-          }
-        })
+        if (read instanceof UpstreamFailure) return failed(read)
+        const bytes = kind.jsonAnswer === undefined ? read : Buffer.from(kind.jsonAnswer(read.toString("utf8"), call), "utf8")
+        const text = bytes.toString("utf8")
+        const usage = (text.length > largeAnswerChars ? input.protocol.usageOfLargeAnswer?.(text) : undefined) ??
+          input.protocol.usageOfBody(parseJson(text))
+        return usage === undefined
+          ? failed(new UpstreamFailure({ kind: "malformed", detail: "answer is not valid JSON of the protocol" }))
+          : Effect.as(
+            record(input, admission, started, { status: 200, outcome: "completed", inputTokens: usage.inputTokens, outputTokens: usage.outputTokens }),
+            { _tag: "Json" as const, body: bytes, headers }
+          )
       }
 
       const relayStream = (
@@ -601,9 +611,21 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               // The record names the last deployment tried.
               input.deployment = deployment
               const call = upstreamCall(input, attempt, protocolHeaders)
-              const sent = yield* Effect.either(Effect.flatMap(kind.prepare(deployment, call), client.send))
-              if (Either.isLeft(sent)) {
-                const failure = sent.left
+              // Read whole as it comes, in the exchange's own step: an error answer (for its message) and a JSON
+              // answer that is the one asked for. A stream is relayed; an unusable answer is not read at all.
+              const readWhole: ReadWhole = (status, headers) =>
+                status >= 300
+                  ? maxErrorBodyBytes
+                  : input.stream || unusableAnswer(false, kind.streamContentType, headers) !== undefined
+                  ? undefined
+                  : upstreamLimits.maxJsonAnswerBytes
+              // The failure as a value (no Either made): the loop decides whether to try the next deployment.
+              const sent: UpstreamAnswer | UpstreamFailure = yield* Effect.catchAll(
+                Effect.flatMap(kind.prepare(deployment, call), (prepared) => client.exchange(prepared, readWhole)),
+                Effect.succeed
+              )
+              if (sent instanceof UpstreamFailure) {
+                const failure = sent
                 if (!last && failure.kind !== "overloaded") {
                   yield* routes.failed(deployment, operatorWords(failure), undefined)
                   continue
@@ -611,17 +633,15 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                 if (failure.kind !== "overloaded") yield* routes.failed(deployment, operatorWords(failure), undefined)
                 return yield* refuse(input, admission, started, unavailable(failure, admitted(admission)))
               }
-              const response = sent.right
+              const response = sent
               answer = response
-              metrics.upstreamFirstByte(input.provider.id, region, deployment.name, (performance.now() - sentAt) / 1000)
-              exchangeSpan?.event("first_byte", clock.unsafeCurrentTimeNanos(), { "http.response.status_code": response.status })
+              metrics.upstreamFirstByte(input.provider.id, region, deployment.name, (response.headersAt - sentAt) / 1000)
+              exchangeSpan?.event("first_byte", nanosAt(response.headersAt), { "http.response.status_code": response.status })
               const retryHints = pickHeaders(response.headers)
               const hints = deployment.simulated ? { ...retryHints, ...simulatedHeader } : retryHints
               if (response.status >= 300) {
-                const raw = yield* client.readAnswer(response.body, maxErrorBodyBytes).pipe(
-                  Effect.map((bytes) => bytes.toString("utf8")),
-                  Effect.orElseSucceed(() => "")
-                )
+                // Its message, if it could be read (within maxErrorBodyBytes).
+                const raw = Buffer.isBuffer(response.whole) ? response.whole.toString("utf8") : ""
                 const { body, status } = kind.errorAnswer(response.status, response.headers, raw)
                 // The deployment's own trouble (overloaded, down, timing out): the next one may answer. Never with
                 // the workspace's own key refused or the request itself refused: those are answered at once.
@@ -659,7 +679,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               const headers = hints === noHeaders ? rateHeaders : { ...rateHeaders, ...hints }
               return input.stream
                 ? relayStream(input, kind, admission, started, response, headers)
-                : yield* relayJson(input, kind, call, admission, started, response, headers)
+                : yield* relayJson(input, kind, call, admission, started, response.whole ?? unread, headers)
             }
           })), (cause) => {
             if (!Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)

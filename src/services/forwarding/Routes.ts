@@ -55,7 +55,8 @@ export class Routes extends Context.Tag("Routes")<Routes, {
   readonly route: (provider: ProviderDialect, region: string) => Either.Either<Route, RegionNotServed>
   /**
    * An attempt got an answer it could use (2xx, or a refusal of the request itself); a deployment whose cooldown
-   * had ended is available again (a log line says so).
+   * had ended is available again (a log line says so). Noted when called (a plain update, no step of its own):
+   * the effect is the log line, Effect.void when there is nothing to say. `failed` likewise.
    */
   readonly succeeded: (deployment: Deployment) => Effect.Effect<void>
   /** An attempt failed before the first byte: the deployment cools down for `retryAfterSeconds`, else cooldownSeconds. */
@@ -125,38 +126,41 @@ export class Routes extends Context.Tag("Routes")<Routes, {
             }
           }
         }
-        const routes = new Map<string, Route>(
-          providers.flatMap((provider) => provider.regions.map((region) => [`${provider.id}/${region}`, makeRoute(provider, region)] as const))
-        )
-        const allDeployments = [...routes.values()].flatMap((route) => route.deployments)
+        // Found by provider, then region, each answer made once: no key built and no Either made a request.
+        const routes = new Map<string, Map<string, Either.Either<Route, RegionNotServed>>>()
+        const allDeployments: Array<Deployment> = []
+        for (const provider of providers) {
+          const byRegion = new Map<string, Either.Either<Route, RegionNotServed>>()
+          for (const region of provider.regions) {
+            const route = makeRoute(provider, region)
+            allDeployments.push(...route.deployments)
+            byRegion.set(region, Either.right(route))
+          }
+          routes.set(provider.id, byRegion)
+        }
         return {
-          route: (provider, region) => {
-            const route = routes.get(`${provider.id}/${region}`)
-            return route === undefined ? Either.left(new RegionNotServed({ region })) : Either.right(route)
+          route: (provider, region) => routes.get(provider.id)?.get(region) ?? Either.left(new RegionNotServed({ region })),
+          succeeded: (deployment) => {
+            const state = healthOf(deployment)
+            state.requests += 1
+            // Only once its cooldown has ended: an answer to a request sent before it cooled says nothing new.
+            if (state.coolingUntil === 0 || state.coolingUntil > Date.now()) return Effect.void
+            state.coolingUntil = 0
+            return Effect.logInfo("upstream deployment available again").pipe(
+              Effect.annotateLogs({ route: deployment.route, deployment: deployment.name })
+            )
           },
-          succeeded: (deployment) =>
-            Effect.suspend(() => {
-              const state = healthOf(deployment)
-              state.requests += 1
-              // Only once its cooldown has ended: an answer to a request sent before it cooled says nothing new.
-              if (state.coolingUntil === 0 || state.coolingUntil > Date.now()) return Effect.void
-              state.coolingUntil = 0
-              return Effect.logInfo("upstream deployment available again").pipe(
-                Effect.annotateLogs({ route: deployment.route, deployment: deployment.name })
-              )
-            }),
-          failed: (deployment, error, retryAfterSeconds) =>
-            Effect.suspend(() => {
-              const state = healthOf(deployment)
-              state.requests += 1
-              state.failures += 1
-              state.lastError = error
-              const seconds = retryAfterSeconds ?? setting.cooldownSeconds
-              state.coolingUntil = Date.now() + seconds * 1_000
-              return Effect.logWarning("upstream deployment cooled down").pipe(
-                Effect.annotateLogs({ route: deployment.route, deployment: deployment.name, error, seconds })
-              )
-            }),
+          failed: (deployment, error, retryAfterSeconds) => {
+            const state = healthOf(deployment)
+            state.requests += 1
+            state.failures += 1
+            state.lastError = error
+            const seconds = retryAfterSeconds ?? setting.cooldownSeconds
+            state.coolingUntil = Date.now() + seconds * 1_000
+            return Effect.logWarning("upstream deployment cooled down").pipe(
+              Effect.annotateLogs({ route: deployment.route, deployment: deployment.name, error, seconds })
+            )
+          },
           states: () =>
             allDeployments.map((deployment) => {
               const state = health.get(deployment.name)

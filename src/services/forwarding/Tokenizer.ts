@@ -51,6 +51,11 @@ interface Slot {
  */
 export class Tokenizer extends Context.Tag("Tokenizer")<Tokenizer, {
   readonly count: (encoding: Encoding, text: string) => Effect.Effect<number>
+  /**
+   * The encoding's counter if its table is loaded (a count is then a plain call, no step), marked used; undefined
+   * while it is not: `count` loads it.
+   */
+  readonly ready: (encoding: Encoding) => BytePairCounter | undefined
   /** The encodings whose tables are held now. */
   readonly loaded: Effect.Effect<ReadonlyArray<Encoding>>
 }>() {
@@ -86,17 +91,21 @@ export class Tokenizer extends Context.Tag("Tokenizer")<Tokenizer, {
           ),
           (timer) => Effect.sync(() => clearInterval(timer))
         )
+        const ready = (encoding: Encoding): BytePairCounter | undefined => {
+          const slot = slots[encoding]
+          slot.usedAt = performance.now()
+          return slot.counter
+        }
         return {
           count: (encoding, text) => {
-            const slot = slots[encoding]
-            slot.usedAt = performance.now()
             // Once loaded, a counter is used directly: going through a promise on every request cost more than
             // counting a short prompt.
-            const counter = slot.counter
+            const counter = ready(encoding)
             return counter !== undefined
               ? Effect.sync(() => counter.count(text))
-              : Effect.map(Effect.promise(() => load(encoding, slot)), (loaded) => loaded.count(text))
+              : Effect.map(Effect.promise(() => load(encoding, slots[encoding])), (loaded) => loaded.count(text))
           },
+          ready,
           loaded: Effect.sync(() => (Object.keys(slots) as Array<Encoding>).filter((encoding) => slots[encoding].counter !== undefined))
         }
       })

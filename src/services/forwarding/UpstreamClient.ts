@@ -84,51 +84,73 @@ export const discard = (body: Readable): void => void body.destroy()
 
 /** The whole body, refused beyond maxBytes or the shared budget; interrupting the read ends the upstream exchange. */
 export const readBody = (body: Readable, maxBytes: number, budget: ByteBudget = unlimited): Effect.Effect<Buffer, UpstreamFailure> =>
-  Effect.suspend(() => {
-    const failed = unreadable(body)
-    return failed === undefined ? readWhole(body, maxBytes, budget) : Effect.fail(failed)
+  Effect.async((resume) => {
+    const stop = readWhole(body, maxBytes, budget, (read) => resume(read instanceof UpstreamFailure ? Effect.fail(read) : Effect.succeed(read)))
+    return Effect.sync(stop)
   })
 
-const readWhole = (body: Readable, maxBytes: number, budget: ByteBudget): Effect.Effect<Buffer, UpstreamFailure> =>
-  Effect.async((resume) => {
-    const chunks: Array<Buffer> = []
-    let size = 0
-    let done = false
-    const finish = (result: Effect.Effect<Buffer, UpstreamFailure>) => {
-      if (done) return
-      done = true
-      budget.give(size)
-      resume(result)
+/**
+ * Reads the body whole into `done` (called once: the bytes, or why not), refused beyond maxBytes or the shared
+ * budget. Returns what stops the read (an interruption's): the body destroyed, the upstream exchange ended.
+ */
+const readWhole = (body: Readable, maxBytes: number, budget: ByteBudget, done: (read: Buffer | UpstreamFailure) => void): () => void => {
+  const failed = unreadable(body)
+  if (failed !== undefined) {
+    done(failed)
+    return () => void body.destroy()
+  }
+  const chunks: Array<Buffer> = []
+  let size = 0
+  let finished = false
+  const finish = (read: Buffer | UpstreamFailure) => {
+    if (finished) return
+    finished = true
+    budget.give(size)
+    done(read)
+  }
+  const refuse = (failure: UpstreamFailure) => {
+    body.destroy()
+    finish(failure)
+  }
+  body.on("data", (chunk: Buffer) => {
+    if (finished) return
+    if (size + chunk.length > maxBytes) {
+      return refuse(new UpstreamFailure({ kind: "malformed", detail: `answer of more than ${maxBytes} bytes` }))
     }
-    const refuse = (failure: UpstreamFailure) => {
-      body.destroy()
-      finish(Effect.fail(failure))
+    if (!budget.take(chunk.length)) {
+      return refuse(new UpstreamFailure({ kind: "overloaded", detail: "upstream answer budget spent" }))
     }
-    body.on("data", (chunk: Buffer) => {
-      if (done) return
-      if (size + chunk.length > maxBytes) {
-        return refuse(new UpstreamFailure({ kind: "malformed", detail: `answer of more than ${maxBytes} bytes` }))
-      }
-      if (!budget.take(chunk.length)) {
-        return refuse(new UpstreamFailure({ kind: "overloaded", detail: "upstream answer budget spent" }))
-      }
-      size += chunk.length
-      chunks.push(chunk)
-    })
-    body.once("end", () => {
-      if (done) return
-      const whole = Buffer.concat(chunks, size)
-      finish(Effect.succeed(whole))
-    })
-    body.on("error", (cause) => finish(Effect.fail(classify(cause))))
-    return Effect.sync(() => {
-      body.destroy()
-      if (!done) {
-        done = true
-        budget.give(size)
-      }
-    })
+    size += chunk.length
+    chunks.push(chunk)
   })
+  body.once("end", () => {
+    if (!finished) finish(Buffer.concat(chunks, size))
+  })
+  body.on("error", (cause) => finish(classify(cause)))
+  return () => {
+    body.destroy()
+    if (!finished) {
+      finished = true
+      budget.give(size)
+    }
+  }
+}
+
+/** An upstream answer as `exchange` gives it: its headers, and its body read whole when that was asked for. */
+export interface UpstreamAnswer extends UpstreamResponse {
+  /** When its headers came (performance.now()). */
+  readonly headersAt: number
+  /** The body read whole, or why it could not be; undefined when it was left unread (to the caller). */
+  readonly whole: Buffer | UpstreamFailure | undefined
+}
+
+/**
+ * Whether to read an answer whole as its headers come: the most bytes it may have (within UPSTREAM_MAX_JSON_BYTES),
+ * or undefined to leave its body unread (a stream to relay, an answer not to be read).
+ */
+export type ReadWhole = (status: number, headers: UpstreamResponse["headers"]) => number | undefined
+
+const leftUnread: ReadWhole = () => undefined
 
 /**
  * One keep-alive connection pool per upstream origin. Connect, first-byte and idle timeouts are
@@ -137,6 +159,11 @@ const readWhole = (body: Readable, maxBytes: number, budget: ByteBudget): Effect
 export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient, {
   /** Sends a request as a kind of upstream prepared it (address, headers and body final: it may be signed). */
   readonly send: (request: PreparedCall) => Effect.Effect<UpstreamResponse, UpstreamFailure>
+  /**
+   * Sends a request and, when `readWhole` says so of its answer, reads the body whole in the same step (within
+   * the shared budget): a JSON answer costs one asynchronous step, not one for its headers and one for its body.
+   */
+  readonly exchange: (request: PreparedCall, readWhole: ReadWhole) => Effect.Effect<UpstreamAnswer, UpstreamFailure>
   /** A JSON answer (or error body) whole, within UPSTREAM_MAX_JSON_BYTES (or maxBytes) and the shared budget. */
   readonly readAnswer: (body: Readable, maxBytes?: number) => Effect.Effect<Buffer, UpstreamFailure>
 }>() {
@@ -178,61 +205,73 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
         return address
       }
 
+      const exchange = (request: PreparedCall, wholeUpTo: ReadWhole) =>
+        Effect.async<UpstreamAnswer, UpstreamFailure>((resume) => {
+          // Found as the request is sent, not in a step of its own before it (a throw is a defect either way).
+          const { path, pool } = addressOf(request.url)
+          // An emitter, not an AbortController: undici takes either, and this one costs far less.
+          const signal = new EventEmitter()
+          // The whole exchange has a deadline: a trickle of bytes never lets the idle timeout fire.
+          let response: Readable | undefined
+          let expired = false
+          // Stops the body's read, if it is being read.
+          let stopRead: (() => void) | undefined
+          const deadline = setTimeout(() => {
+            expired = true
+            if (response === undefined) signal.emit("abort")
+            else response.destroy(new ExchangeDeadline(deadlineMs))
+          }, deadlineMs)
+          const expiredFailure = () => new UpstreamFailure({ kind: "timeout", detail: new ExchangeDeadline(deadlineMs).message })
+          pool
+            .request({
+              method: request.method,
+              path,
+              // The caller's key never leaves the service: the kind set the upstream's own credentials.
+              headers: request.method === "GET" ? { "user-agent": "workspace-api", ...request.headers } : {
+                "content-type": "application/json",
+                accept: "application/json, text/event-stream",
+                "user-agent": "workspace-api",
+                ...request.headers
+              },
+              body: request.body,
+              signal
+            })
+            .then(
+              ({ body, headers, statusCode }) => {
+                const headersAt = performance.now()
+                response = body
+                // Every body's errors are handled, whoever reads it and whenever they fail: a body cut
+                // before its reader listens, or destroyed unread (undici then emits an abort error, with
+                // no listener of its own once the whole answer had arrived: a short JSON answer to a
+                // stream). Without this listener such an 'error' event ends the process. The readers
+                // listen for themselves (readWhole, the relay).
+                body.on("error", ignoreError)
+                body.once("close", () => clearTimeout(deadline))
+                const maxBytes = wholeUpTo(statusCode, headers)
+                if (maxBytes === undefined) {
+                  return resume(Effect.succeed({ status: statusCode, headers, body, headersAt, whole: undefined }))
+                }
+                stopRead = readWhole(body, Math.min(maxBytes, upstreamLimits.maxJsonAnswerBytes), budget, (whole) =>
+                  resume(Effect.succeed({ status: statusCode, headers, body, headersAt, whole })))
+              },
+              (cause: unknown) => {
+                clearTimeout(deadline)
+                resume(Effect.fail(expired ? expiredFailure() : classify(cause)))
+              }
+            )
+          // Interrupted (the client went away): the upstream request is aborted, or its answer's read stopped.
+          return Effect.sync(() => {
+            clearTimeout(deadline)
+            signal.emit("abort")
+            stopRead?.()
+          })
+        })
+
       return {
         readAnswer: (body, maxBytes = upstreamLimits.maxJsonAnswerBytes) =>
           readBody(body, Math.min(maxBytes, upstreamLimits.maxJsonAnswerBytes), budget),
-        send: (request) =>
-          Effect.async<UpstreamResponse, UpstreamFailure>((resume) => {
-            // Found as the request is sent, not in a step of its own before it (a throw is a defect either way).
-            const { path, pool } = addressOf(request.url)
-            // An emitter, not an AbortController: undici takes either, and this one costs far less.
-            const signal = new EventEmitter()
-            // The whole exchange has a deadline: a trickle of bytes never lets the idle timeout fire.
-            let response: Readable | undefined
-            let expired = false
-            const deadline = setTimeout(() => {
-              expired = true
-              if (response === undefined) signal.emit("abort")
-              else response.destroy(new ExchangeDeadline(deadlineMs))
-            }, deadlineMs)
-            const expiredFailure = () => new UpstreamFailure({ kind: "timeout", detail: new ExchangeDeadline(deadlineMs).message })
-            pool
-              .request({
-                method: request.method,
-                path,
-                // The caller's key never leaves the service: the kind set the upstream's own credentials.
-                headers: request.method === "GET" ? { "user-agent": "workspace-api", ...request.headers } : {
-                  "content-type": "application/json",
-                  accept: "application/json, text/event-stream",
-                  "user-agent": "workspace-api",
-                  ...request.headers
-                },
-                body: request.body,
-                signal
-              })
-              .then(
-                ({ body, headers, statusCode }) => {
-                  response = body
-                  // Every body's errors are handled, whoever reads it and whenever they fail: a body cut
-                  // before its reader listens, or destroyed unread (undici then emits an abort error, with
-                  // no listener of its own once the whole answer had arrived: a short JSON answer to a
-                  // stream). Without this listener such an 'error' event ends the process. The readers
-                  // listen for themselves (readBody, the relay).
-                  body.on("error", ignoreError)
-                  body.once("close", () => clearTimeout(deadline))
-                  resume(Effect.succeed({ status: statusCode, headers, body }))
-                },
-                (cause: unknown) => {
-                  clearTimeout(deadline)
-                  resume(Effect.fail(expired ? expiredFailure() : classify(cause)))
-                }
-              )
-            // Interrupted (the client went away): the upstream request is aborted.
-            return Effect.sync(() => {
-              clearTimeout(deadline)
-              signal.emit("abort")
-            })
-          })
+        send: (request) => exchange(request, leftUnread),
+        exchange
       }
     })
   )

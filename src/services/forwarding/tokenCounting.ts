@@ -29,7 +29,7 @@ export const countTextParts = (
   parts: ReadonlyArray<string>,
   stopAbove = Number.POSITIVE_INFINITY
 ): Effect.Effect<number> => {
-  const chars = parts.reduce((sum, part) => sum + part.length, parts.length - 1)
+  const chars = joinedLength(parts)
   if (chars <= sliceChars) return tokenizer.count(encoding, parts.join("\n"))
   const slices = slicesOf(parts)
   const loop = (total: number): Effect.Effect<number> => {
@@ -40,6 +40,18 @@ export const countTextParts = (
         Effect.zipRight(yieldToEventLoop, loop(total + tokens + next.value.breaks)))
   }
   return loop(0)
+}
+
+/** The length of the parts joined by line breaks. */
+const joinedLength = (parts: ReadonlyArray<string>): number => parts.reduce((sum, part) => sum + part.length, parts.length - 1)
+
+/**
+ * The tokens of parts as countTextParts counts them, when that needs no step: a short whole, the encoding's table
+ * loaded (the common case). Undefined otherwise (a table to load, a long text counted in slices): countTextParts.
+ */
+export const countedAtOnce = (tokenizer: Tokenizer["Type"], encoding: Encoding, parts: ReadonlyArray<string>): number | undefined => {
+  if (joinedLength(parts) > sliceChars) return undefined
+  return tokenizer.ready(encoding)?.count(parts.join("\n"))
 }
 
 /**
