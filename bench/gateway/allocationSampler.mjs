@@ -15,7 +15,8 @@ const begin = () =>
   session.post("HeapProfiler.startSampling", {
     samplingInterval: Number(process.env.ALLOCATION_SAMPLING_INTERVAL ?? "4096"),
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true
+    // ALLOCATION_PROMOTED=1: only what survives the young generation (promoted, or still live), by where it was made.
+    includeObjectsCollectedByMinorGC: process.env.ALLOCATION_PROMOTED !== "1"
   })
 
 const end = (name) =>
