@@ -3,7 +3,8 @@
 // (20 chunks) at 32 connections, as bench:gateway measures them: the service's CPU per request (with its embedded
 // PostgreSQL) as a multiple of the floor's in the same round, each round's ratio and their median.
 // BENCH_ROUNDS (4), BENCH_SECONDS (4), BENCH_WARMUP (1); BENCH_WRITE=1 also writes "Gateway: quick check" in
-// bench/RESULTS.md (printed only otherwise).
+// bench/RESULTS.md (printed only otherwise). BENCH_EFFECT_FLOOR=1 adds the floor served in Effect fibers
+// (effectFloorProxy.ts): what the stack alone costs over the floor (the run then takes longer than two minutes).
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -12,7 +13,7 @@ import { ensureBuilt } from "../../test/support/builtService"
 import { writeSection } from "../results"
 import { ensureWrk, median, type Request, wrk, wrkWithCpu } from "./load"
 import { freePort, pinning, type Started, stop, waitForPort } from "./processes"
-import { chatBody, failureOf, forwarded, provision, startFloor, startService, startSimulator, type Via } from "./targets"
+import { chatBody, failureOf, forwarded, provision, startEffectFloor, startFloor, startService, startSimulator, type Via } from "./targets"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const work = path.join(root, "bench/.work/gateway")
@@ -23,12 +24,17 @@ const connections = 32
 /** Issue 26's target for every workload. */
 const targetRatio = 2.5
 
-type Target = "floor" | "service"
+type Target = "floor" | "service" | "effect floor"
 
 interface Workload {
   readonly name: string
   readonly body: string
 }
+
+const withEffectFloor = process.env.BENCH_EFFECT_FLOOR === "1"
+const measured: ReadonlyArray<Target> = withEffectFloor ? ["floor", "service", "effect floor"] : ["floor", "service"]
+/** The targets compared with the floor. */
+const compared: ReadonlyArray<Exclude<Target, "floor">> = withEffectFloor ? ["service", "effect floor"] : ["service"]
 
 const workloads: ReadonlyArray<Workload> = [
   { name: "chat completion JSON", body: chatBody({ stream: false }) },
@@ -43,23 +49,28 @@ const main = async (): Promise<void> => {
   const pin = pinning()
   // The orchestrator stays off the core under test.
   if (pin.driver.length > 0) execFileSync("taskset", ["-p", "-c", "1", String(process.pid)], { stdio: "ignore" })
-  const ports = { simulator: await freePort(), floor: await freePort(), service: await freePort() }
+  const ports = { simulator: await freePort(), floor: await freePort(), service: await freePort(), "effect floor": await freePort() }
   const simulatorUrl = `http://127.0.0.1:${ports.simulator}`
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-quick-"))
   const started: Array<Started> = []
   try {
     started.push(startSimulator(pin, ports.simulator, path.join(work, "quick-simulator.log")))
-    const processes: Record<Target, Started> = {
+    const processes: Partial<Record<Target, Started>> = {
       floor: startFloor(pin, ports.floor, simulatorUrl, path.join(work, "quick-floor.log")),
-      service: startService(pin, { port: ports.service, dataDir, simulatorUrl })
+      service: startService(pin, { port: ports.service, dataDir, simulatorUrl }),
+      ...(withEffectFloor ? { "effect floor": startEffectFloor(pin, ports["effect floor"], simulatorUrl, path.join(work, "quick-effect-floor.log")) } : {})
     }
-    started.push(processes.floor, processes.service)
-    for (const port of Object.values(ports)) await waitForPort(port, 120_000)
-    const via: Record<Target, Via> = { floor: { kind: "plain" }, service: { kind: "service", key: await provision(`http://127.0.0.1:${ports.service}`) } }
+    started.push(...Object.values(processes))
+    for (const t of ["simulator", ...measured] as const) await waitForPort(ports[t], 120_000)
+    const via: Record<Target, Via> = {
+      floor: { kind: "plain" },
+      "effect floor": { kind: "plain" },
+      service: { kind: "service", key: await provision(`http://127.0.0.1:${ports.service}`) }
+    }
     const urlOf = (t: Target) => `http://127.0.0.1:${ports[t]}`
     const requestOf = (w: Workload, t: Target): Request => forwarded(via[t], "chat", w.body)
     for (const w of workloads) {
-      for (const t of ["floor", "service"] as const) {
+      for (const t of measured) {
         const failure = await failureOf(urlOf(t), requestOf(w, t))
         if (failure !== undefined) throw new Error(`${t} / ${w.name}: ${failure}`)
       }
@@ -69,22 +80,24 @@ const main = async (): Promise<void> => {
     const ratios = new Map<string, Array<number>>()
     for (let round = 1; round <= rounds; round++) {
       // Alternating which goes first, so that neither always follows the other's load.
-      const order: ReadonlyArray<Target> = round % 2 === 1 ? ["floor", "service"] : ["service", "floor"]
+      const order: ReadonlyArray<Target> = round % 2 === 1 ? measured : [...measured].reverse()
       for (const w of workloads) {
         const inRound = new Map<Target, number>()
         for (const t of order) {
           if (warmup > 0) await wrk(pin.driver, work, urlOf(t), requestOf(w, t), connections, warmup)
-          const measured = await wrkWithCpu(pin.driver, work, urlOf(t), requestOf(w, t), connections, seconds, processes[t].pid)
-          inRound.set(t, measured.cpuMsPerRequest)
-          cpu.set(`${w.name}|${t}`, [...(cpu.get(`${w.name}|${t}`) ?? []), measured.cpuMsPerRequest])
+          const run = await wrkWithCpu(pin.driver, work, urlOf(t), requestOf(w, t), connections, seconds, processes[t]!.pid)
+          inRound.set(t, run.cpuMsPerRequest)
+          cpu.set(`${w.name}|${t}`, [...(cpu.get(`${w.name}|${t}`) ?? []), run.cpuMsPerRequest])
           process.stdout.write(
-            `round ${round} ${w.name} ${t}: ${measured.result.rps.toFixed(0)} rps, CPU ${measured.cpuMsPerRequest.toFixed(3)} ms a request` +
-              `${measured.result.errors > 0 ? `, ${measured.result.errors} errors` : ""}\n`
+            `round ${round} ${w.name} ${t}: ${run.result.rps.toFixed(0)} rps, CPU ${run.cpuMsPerRequest.toFixed(3)} ms a request` +
+              `${run.result.errors > 0 ? `, ${run.result.errors} errors` : ""}\n`
           )
         }
-        const ratio = inRound.get("service")! / inRound.get("floor")!
-        ratios.set(w.name, [...(ratios.get(w.name) ?? []), ratio])
-        process.stdout.write(`round ${round} ${w.name}: service ${ratio.toFixed(2)}× the floor\n`)
+        for (const t of compared) {
+          const ratio = inRound.get(t)! / inRound.get("floor")!
+          ratios.set(`${w.name}|${t}`, [...(ratios.get(`${w.name}|${t}`) ?? []), ratio])
+          process.stdout.write(`round ${round} ${w.name}: ${t} ${ratio.toFixed(2)}× the floor\n`)
+        }
       }
     }
 
@@ -94,16 +107,19 @@ const main = async (): Promise<void> => {
         "CPU per request: user + system time of the process and its children (the service's embedded PostgreSQL). " +
         "× floor: the median of the rounds' ratios (each round's pair shared the machine's state).",
       "",
-      "| workload | floor CPU ms a request | service CPU ms a request | service × floor | ratio by round |",
-      "| --- | --- | --- | --- | --- |"
+      "| workload | target | floor CPU ms a request | its CPU ms a request | × floor | ratio by round |",
+      "| --- | --- | --- | --- | --- | --- |"
     ]
     for (const w of workloads) {
-      const byRound = ratios.get(w.name)!
-      const ratio = median(byRound)
-      lines.push(
-        `| ${w.name} | ${median(cpu.get(`${w.name}|floor`)!).toFixed(3)} | ${median(cpu.get(`${w.name}|service`)!).toFixed(3)} | ` +
-          `${ratio.toFixed(2)} (target ≤ ${targetRatio}: ${ratio <= targetRatio ? "met" : "NOT met"}) | ${byRound.map((r) => r.toFixed(2)).join(", ")} |`
-      )
+      for (const t of compared) {
+        const byRound = ratios.get(`${w.name}|${t}`)!
+        const ratio = median(byRound)
+        const verdict = t === "service" ? ` (target ≤ ${targetRatio}: ${ratio <= targetRatio ? "met" : "NOT met"})` : ""
+        lines.push(
+          `| ${w.name} | ${t} | ${median(cpu.get(`${w.name}|floor`)!).toFixed(3)} | ${median(cpu.get(`${w.name}|${t}`)!).toFixed(3)} | ` +
+            `${ratio.toFixed(2)}${verdict} | ${byRound.map((r) => r.toFixed(2)).join(", ")} |`
+        )
+      }
     }
     const body = lines.join("\n")
     process.stdout.write(`\n${body}\n\ntook ${((performance.now() - began) / 1000).toFixed(0)} s\n`)

@@ -46,6 +46,14 @@ export const startFloor = (pin: Pinning, port: number, upstreamUrl: string, log:
     env: { FLOOR_PORT: String(port), FLOOR_UPSTREAM: upstreamUrl, ...(connections === undefined ? {} : { FLOOR_CONNECTIONS: String(connections) }) }
   })
 
+/** The floor served in Effect fibers (effectFloorProxy.ts), on the core under test. */
+export const startEffectFloor = (pin: Pinning, port: number, upstreamUrl: string, log: string): Started =>
+  start("effect floor", [...pin.underTest, node, "--import", "tsx", "bench/gateway/effectFloorProxy.ts"], {
+    cwd: root,
+    log,
+    env: { EFFECT_FLOOR_PORT: String(port), FLOOR_UPSTREAM: upstreamUrl }
+  })
+
 /** The service's settings in a benchmark: its own data folder, both providers' upstreams on the simulator. */
 export const serviceEnv = (port: number, dataDir: string, simulatorUrl: string): Record<string, string> => ({
   PORT: String(port),
