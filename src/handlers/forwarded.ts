@@ -54,16 +54,17 @@ const readRequestBody = (
       if (refused !== undefined) return resume(Effect.fail(refused))
     }
     let whole: Buffer | undefined = sized ? Buffer.allocUnsafe(declared) : undefined
-    let chunks: Array<Buffer> = []
+    // Made only for a body read in pieces (not declared, or longer than declared).
+    let chunks: Array<Buffer> | undefined
     let size = 0
     let done = false
     const fail = (refusal: Refusal) => {
       done = true
       whole = undefined
-      chunks = []
+      chunks = undefined
       resume(Effect.fail(refusal))
     }
-    request.on("data", (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       if (done) return
       if (size + chunk.length > limit) return fail(new InvalidRequest({ problem: tooLarge(limit) }))
       if (!sized && size <= largeBodyBytes && size + chunk.length > largeBodyBytes) {
@@ -76,15 +77,18 @@ const readRequestBody = (
         whole = undefined
       }
       if (whole !== undefined) chunk.copy(whole, size)
-      else chunks.push(chunk)
+      else (chunks ??= []).push(chunk)
       size += chunk.length
-    })
+    }
+    request.on("data", onData)
     request.once("end", () => {
       if (done) return
       done = true
-      const body = whole !== undefined ? whole.subarray(0, size) : Buffer.concat(chunks, size)
+      // The request lives until it is answered: its listener (and all this holds) need not.
+      request.removeListener("data", onData)
+      const body = whole !== undefined ? (size === whole.length ? whole : whole.subarray(0, size)) : Buffer.concat(chunks ?? [], size)
       whole = undefined
-      chunks = []
+      chunks = undefined
       resume(Effect.succeed(body))
     })
   })

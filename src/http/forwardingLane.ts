@@ -53,6 +53,9 @@ const writeJson = (
   response.end(body)
 }
 
+/** A request answered (its status, for the log line). */
+const answered = Effect.succeed(200)
+
 const internalError: Problem = { status: 500, code: "internal_error", message: "The service failed to answer. Retry shortly." }
 
 /**
@@ -94,40 +97,54 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
       const running = new Set<Fiber.RuntimeFiber<number>>()
       yield* Effect.addFinalizer(() => Fiber.interruptAll([...running]))
 
+      /** A refusal's answer in the provider's format, with its headers and the request id. */
+      const answerProblem = (
+        provider: Provider,
+        response: http.ServerResponse,
+        requestId: string,
+        problem: Problem,
+        headers: Readonly<Record<string, string>>
+      ) => {
+        const { body, status } = wireError(provider.id, problem)
+        writeJson(response, status, body, headers, requestIdHeaders(requestId))
+        return status
+      }
+      // A defect is not the caller's fault: logged, and answered with 500 if nothing was sent yet.
+      const answerDefect = (provider: Provider, response: http.ServerResponse, requestId: string, defect: unknown) =>
+        Effect.zipRight(
+          Effect.logError("request failed", defect).pipe(Effect.annotateLogs({ requestId })),
+          Effect.sync(() => {
+            if (!response.headersSent) return answerProblem(provider, response, requestId, internalError, {})
+            response.destroy()
+            return 500
+          })
+        )
+
+      // What a request keeps while it waits (for its body, the upstream, the answer) is copied by every scavenge
+      // meanwhile: one continuation a step rather than a generator and its frame, and the refusal's answer made
+      // only for a refusal.
       const serve = ({ endpoint, serveRequest }: LaneRoute, region: string, path: string, request: http.IncomingMessage, response: http.ServerResponse) => {
         const requestId = requestIdFor(request.headers["x-request-id"] as string | undefined)
         const address = addressOf(request)
-        const idHeaders = requestIdHeaders(requestId)
-        const answerProblem = (problem: Problem, headers: Readonly<Record<string, string>>) => {
-          const { body, status } = wireError(endpoint.provider.id, problem)
-          writeJson(response, status, body, headers, idHeaders)
-          return status
-        }
-        // A defect is not the caller's fault: logged, and answered with 500 if nothing was sent yet.
-        const answerDefect = (defect: unknown) =>
-          Effect.zipRight(
-            Effect.logError("request failed", defect).pipe(Effect.annotateLogs({ requestId })),
-            Effect.sync(() => {
-              if (!response.headersSent) return answerProblem(internalError, {})
-              response.destroy()
-              return 500
-            })
-          )
-        const answer = Effect.gen(function*() {
-          // Checked in the framework's order: declared size, key, then the body and its payload.
-          if (Number(request.headers["content-length"]) > maxBodyBytes) return yield* Effect.fail(refused(tooLarge(maxBodyBytes)))
-          const principal = yield* span("auth")(
-            checkKey(auth, address, request.headers as Record<string, string | undefined>, "COMPLETION_API", endpoint.provider.keyHeaders.xApiKey)
-          )
-          // Read, decoded and served as the HttpApi handlers do, refusals charged by the same rule.
-          const forwarded = yield* serveRequest(principal, region, request, requestId, maxBodyBytes)
-          if (forwarded._tag === "Json") {
-            writeJson(response, 200, forwarded.body, forwarded.headers, idHeaders)
-            return 200
-          }
-          yield* writeStream(response, forwarded, { ...securityHeaders, ...idHeaders })
-          return 200
-        }).pipe(
+        // Checked in the framework's order: declared size, key, then the body and its payload (read, decoded and
+        // served as the HttpApi handlers do, refusals charged by the same rule). Suspended: a throw is a defect.
+        const answer = Effect.suspend(() =>
+          Number(request.headers["content-length"]) > maxBodyBytes
+            ? Effect.fail(refused(tooLarge(maxBodyBytes)))
+            : Effect.flatMap(
+              span("auth")(
+                checkKey(auth, address, request.headers as Record<string, string | undefined>, "COMPLETION_API", endpoint.provider.keyHeaders.xApiKey)
+              ),
+              (principal) =>
+                Effect.flatMap(serveRequest(principal, region, request, requestId, maxBodyBytes), (forwarded) => {
+                  if (forwarded._tag === "Json") {
+                    writeJson(response, 200, forwarded.body, forwarded.headers, requestIdHeaders(requestId))
+                    return answered
+                  }
+                  return Effect.as(writeStream(response, forwarded, { ...securityHeaders, ...requestIdHeaders(requestId) }), 200)
+                })
+            )
+        ).pipe(
           // One handler for refusals and defects (an interruption passes: 499): a request that succeeds meets one frame.
           Effect.catchAllCause((cause) => {
             const failure = Cause.failureOrCause(cause)
@@ -136,13 +153,13 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
               return Effect.catchAllDefect(
                 Effect.sync(() => {
                   const { headers, problem } = refusal._tag === "CredentialRefusal" ? refusal : renderRefusal(endpoint.provider, refusal)
-                  return answerProblem(problem, headers)
+                  return answerProblem(endpoint.provider, response, requestId, problem, headers)
                 }),
-                answerDefect
+                (defect) => answerDefect(endpoint.provider, response, requestId, defect)
               )
             }
             const defect = Cause.dieOption(cause)
-            return Option.isSome(defect) ? answerDefect(defect.value) : Effect.failCause(failure.right)
+            return Option.isSome(defect) ? answerDefect(endpoint.provider, response, requestId, defect.value) : Effect.failCause(failure.right)
           })
         )
         const started = performance.now()

@@ -221,7 +221,6 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
             if (response === undefined) signal.emit("abort")
             else response.destroy(new ExchangeDeadline(deadlineMs))
           }, deadlineMs)
-          const expiredFailure = () => new UpstreamFailure({ kind: "timeout", detail: new ExchangeDeadline(deadlineMs).message })
           pool
             .request({
               method: request.method,
@@ -256,7 +255,7 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
               },
               (cause: unknown) => {
                 clearTimeout(deadline)
-                resume(Effect.fail(expired ? expiredFailure() : classify(cause)))
+                resume(Effect.fail(classify(expired ? new ExchangeDeadline(deadlineMs) : cause)))
               }
             )
           // Interrupted (the client went away): the upstream request is aborted, or its answer's read stopped.
