@@ -127,7 +127,7 @@ interface Exchange {
 }
 
 /** Answers longer than this are read for usage without being parsed whole, where the protocol can. */
-const largeAnswerChars = 16 * 1024
+const largeAnswerBytes = 16 * 1024
 
 /** Largest upstream error body read: its message is all that is used of it. */
 const maxErrorBodyBytes = 64 * 1024
@@ -402,10 +402,11 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         const failed = (failure: UpstreamFailure) =>
           refuse(input, admission, started, unavailable(failure, admitted(admission, failure.kind === "overloaded" ? busyRetryHints : noHeaders)))
         if (read instanceof UpstreamFailure) return failed(read)
-        const bytes = kind.jsonAnswer === undefined ? read : Buffer.from(kind.jsonAnswer(read.toString("utf8"), call), "utf8")
-        const text = bytes.toString("utf8")
-        const usage = (text.length > largeAnswerChars ? input.protocol.usageOfLargeAnswer?.(text) : undefined) ??
-          input.protocol.usageOfBody(parseJson(text))
+        const rewritten = kind.jsonAnswer === undefined ? undefined : kind.jsonAnswer(read.toString("utf8"), call)
+        const bytes = rewritten === undefined ? read : Buffer.from(rewritten, "utf8")
+        // A large answer is read from its bytes where the protocol can: decoded to text only to be parsed whole.
+        const usage = (bytes.length > largeAnswerBytes ? input.protocol.usageOfLargeAnswer?.(bytes) : undefined) ??
+          input.protocol.usageOfBody(parseJson(rewritten ?? bytes.toString("utf8")))
         return usage === undefined
           ? failed(new UpstreamFailure({ kind: "malformed", detail: "answer is not valid JSON of the protocol" }))
           : Effect.as(
