@@ -1,5 +1,4 @@
-import { Cause, Effect, Context, Exit, FiberRef, Layer, Option, Redacted, type Tracer } from "effect"
-import { identity } from "effect/Function"
+import { Cause, Effect, Context, Exit, Layer, Option, Redacted, type Tracer } from "effect"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../../config"
 import { catalogFamily } from "../../domain/rateLimits"
@@ -24,7 +23,6 @@ import { boundedRetryHints, makeRedactor, redactBoth, relayedProblem } from "../
 import { encodedEvents, encodeSseEvent, type SseEvent } from "../../domain/sse"
 import type { LimitFamily } from "../../domain/workspaceSettings"
 import type { Principal } from "../../domain/principal"
-import { releaseLargeBodySlot } from "./LargeBodies"
 import { Metrics } from "../../platform/Metrics"
 import { spansWhen } from "../../platform/traceSpans"
 import { formatTraceparent } from "../../domain/traceContext"
@@ -548,8 +546,6 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
           // came, is ended unread, and the request is billed for the prompt the upstream was sent, as a cancelled
           // stream is. Effect.onInterrupt's rule (interruption only) in one masked step over the request.
           return Effect.uninterruptibleMask((restore) => Effect.catchAllCause(restore(Effect.gen(function*() {
-            // A large body was read, checked and counted: its slot goes to the next while this one is upstream.
-            yield* FiberRef.getWith(releaseLargeBodySlot, identity)
             started = performance.now()
             // A billable request whose record could not be kept is refused before it costs anything.
             if (input.endpoint !== undefined) yield* recorder.requireDurable
