@@ -13,7 +13,7 @@ import { ModelCatalog } from "../services/forwarding/ModelCatalog"
 import { RateLimits } from "../services/limits/RateLimits"
 import { maxJsonDepth, tooDeepPath } from "../domain/jsonDepth"
 import { largeBodyBytes } from "../domain/requestBounds"
-import { LargeBodies, type LargeBodyTicket } from "../services/forwarding/LargeBodies"
+import { LargeBodies, type LargeBodyTicket, type ReleaseLargeBodySlot } from "../services/forwarding/LargeBodies"
 import { yieldToEventLoop } from "../platform/eventLoopTurn"
 import { parseJson } from "../providers/protocol"
 import type { ForwardedEndpoint } from "../providers/forwardedEndpoint"
@@ -106,7 +106,8 @@ export interface BodyReading {
  * processed holding one of the instance's slots, its turn awaited, until it goes upstream; it is scanned for
  * its message count before it is parsed, and the event loop gets a turn between those steps. The JSON is
  * refused when it is nested too deep (before anything walks it recursively) or fails the endpoint's cheap
- * bounds; an empty body is null, as the framework reads it. The payload is decoded by `serve`.
+ * bounds; an empty body is null, as the framework reads it. The payload is decoded by `serve`, which is given
+ * the large body's slot release to run as the request goes upstream (undefined for a body that holds none).
  */
 export const withForwardedBody = <A>(
   endpoint: {
@@ -116,13 +117,13 @@ export const withForwardedBody = <A>(
   request: http.IncomingMessage,
   reading: BodyReading,
   workspaceId: string,
-  serve: (json: unknown) => Effect.Effect<A, Refusal>
+  serve: (json: unknown, release: ReleaseLargeBodySlot | undefined) => Effect.Effect<A, Refusal>
 ): Effect.Effect<A, Refusal> => {
   // Most bodies: declared small, so never let in as large (readRequestBody asks `letIn` only of a body declared
   // larger, or of one not declared): no ticket to leave, so no finalizer; parsed and served in the read's step.
   const declared = Number(request.headers["content-length"])
   if (Number.isInteger(declared) && declared >= 0 && declared <= largeBodyBytes) {
-    return Effect.flatMap(readRequestBody(request, reading.maxBodyBytes, neverLarge), (body) => servedBody(endpoint, body, serve))
+    return Effect.flatMap(readRequestBody(request, reading.maxBodyBytes, neverLarge), (body) => servedBody(endpoint, body, undefined, serve))
   }
   return Effect.suspend(() => {
     let ticket: LargeBodyTicket | undefined
@@ -136,10 +137,10 @@ export const withForwardedBody = <A>(
       })
     return readRequestBody(request, reading.maxBodyBytes, letIn).pipe(
       Effect.flatMap((body): Effect.Effect<A, Refusal> => {
-        if (ticket === undefined) return servedBody(endpoint, body, serve)
+        if (ticket === undefined) return servedBody(endpoint, body, undefined, serve)
         // Its bytes are let go once parsed, though the request goes on for a while (upstream).
         let bytes: Buffer | undefined = body
-        return ticket.process(Effect.suspend(() => {
+        return ticket.process((release) => Effect.suspend(() => {
           const large = bytes ?? Buffer.alloc(0)
           bytes = undefined
           const crowded = endpoint.scan?.(large)
@@ -147,7 +148,7 @@ export const withForwardedBody = <A>(
           // Parsed after a turn (servedBody parses when called), decoded and served after another.
           return Effect.flatMap(
             yieldToEventLoop,
-            () => servedBody(endpoint, large, (json) => Effect.flatMap(yieldToEventLoop, () => serve(json)))
+            () => servedBody(endpoint, large, release, (json, release) => Effect.flatMap(yieldToEventLoop, () => serve(json, release)))
           )
         }))
       }),
@@ -159,18 +160,19 @@ export const withForwardedBody = <A>(
 /** The `letIn` of a body declared at most largeBodyBytes long, which readRequestBody never calls. */
 const neverLarge = (): Refusal | undefined => undefined
 
-/** The body's JSON, checked for depth and the endpoint's bounds, handed to `serve` (no step of its own). */
+/** The body's JSON, checked for depth and the endpoint's bounds, handed to `serve` with `release` (no step of its own). */
 const servedBody = <A>(
   endpoint: { readonly bound?: ((body: unknown) => Refusal | undefined) | undefined },
   body: Buffer,
-  serve: (json: unknown) => Effect.Effect<A, Refusal>
+  release: ReleaseLargeBodySlot | undefined,
+  serve: (json: unknown, release: ReleaseLargeBodySlot | undefined) => Effect.Effect<A, Refusal>
 ): Effect.Effect<A, Refusal> => {
   const json = body.length === 0 ? null : parseJson(body.toString("utf8"))
   if (json === undefined) return Effect.fail(new InvalidRequest({ problem: malformedBody }))
   const deep = tooDeepPath(json, maxJsonDepth)
   if (deep !== undefined) return Effect.fail(new InvalidRequest({ problem: nestedTooDeep(deep) }))
   const bound = endpoint.bound?.(json)
-  return bound === undefined ? serve(json) : Effect.fail(bound)
+  return bound === undefined ? serve(json, release) : Effect.fail(bound)
 }
 
 const streamHeaders = { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" }
@@ -262,7 +264,8 @@ export type Serve<Payload> = (
   region: string,
   payload: Payload,
   requestId: string | undefined,
-  headers: PassedHeaders
+  headers: PassedHeaders,
+  release: ReleaseLargeBodySlot | undefined
 ) => Effect.Effect<Forwarded, Refusal>
 
 /**
@@ -328,11 +331,11 @@ export const served = <const Name extends string, P extends Provider, Payload, P
         request,
         { maxBodyBytes, largeBodies },
         principal.workspace.id,
-        (body) => {
+        (body, release) => {
           // Decoded in the step that read the body: a refused payload is a failure, not a step of its own.
           const payload = decodePayload(body)
           return Either.isRight(payload)
-            ? serve(principal, region, payload.right, requestId, passedHeaders(endpoint, request.headers))
+            ? serve(principal, region, payload.right, requestId, passedHeaders(endpoint, request.headers), release)
             : Effect.fail(payload.left)
         }
       ).pipe(chargingRefusals(rateLimits, principal, endpoint.family))

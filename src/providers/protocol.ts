@@ -36,10 +36,10 @@ export interface Protocol {
   readonly usageOfBody: (body: unknown) => { readonly inputTokens: number; readonly outputTokens: number } | undefined
   /**
    * For answers too large to parse whole on every request (the vectors of embeddings): the usage
-   * read from the answer's text without parsing the rest, or undefined when it cannot be found
-   * that way (then the whole answer is parsed).
+   * read from the answer's bytes without decoding or parsing the rest, or undefined when it cannot
+   * be found that way (then the whole answer is parsed).
    */
-  readonly usageOfLargeAnswer?: (text: string) => { readonly inputTokens: number; readonly outputTokens: number } | undefined
+  readonly usageOfLargeAnswer?: (bytes: Buffer) => { readonly inputTokens: number; readonly outputTokens: number } | undefined
   /**
    * Reads one stream event into the tally. Returns false when the event is not valid for the
    * protocol (the upstream sent a malformed stream), or when it is the upstream's own in-band
@@ -77,21 +77,4 @@ export const isRecord = (value: unknown): value is Record<string, unknown> =>
 export const numberAt = (record: Record<string, unknown>, key: string): number => {
   const value = record[key]
   return typeof value === "number" ? value : 0
-}
-
-/**
- * The `"usage": {…}` member that ends a JSON answer (`…, "usage": { "prompt_tokens": 8 } }`), read
- * from the text's tail: undefined unless the text is an object whose last member is a flat usage
- * object.
- */
-export const trailingUsage = (text: string): Record<string, unknown> | undefined => {
-  const end = text.trimEnd()
-  if (!end.startsWith("{")) return undefined
-  const key = end.lastIndexOf('"usage"')
-  const open = key === -1 ? -1 : end.indexOf("{", key)
-  const close = open === -1 ? -1 : end.indexOf("}", open)
-  // Between the key and its object only the colon; after the object only the answer's own closing brace.
-  if (close === -1 || end.slice(key + '"usage"'.length, open).trim() !== ":" || end.slice(close + 1).trim() !== "}") return undefined
-  const usage = parseJson(end.slice(open, close + 1))
-  return isRecord(usage) ? usage : undefined
 }

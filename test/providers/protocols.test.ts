@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { billedOutputTokens, emptyTally, trailingUsage } from "../../src/providers/protocol"
+import { billedOutputTokens, emptyTally, parseJson } from "../../src/providers/protocol"
+import { trailingUsage } from "../../src/providers/largeAnswer"
 import { embeddingsProtocol } from "../../src/providers/providerA/protocol"
 import { messagesProtocol, providerBErrorType } from "../../src/providers/providerB/protocol"
 import { fimProtocol, withFinishReason } from "../../src/providers/providerC/protocol"
@@ -177,25 +178,101 @@ describe("FIM protocol (provider_c)", () => {
 describe("embeddings answers read for usage without parsing the vectors", () => {
   const vectors = (count: number) => Array.from({ length: count }, (_, i) => ({ object: "embedding", index: i, embedding: Array.from({ length: 1536 }, (_, j) => ((i + j) % 7) / 7 - 0.5) }))
   const answer = (members: Record<string, unknown>) => JSON.stringify({ object: "list", data: vectors(2), model: "text-embedding-ada-002", ...members })
+  const bytes = (text: string) => Buffer.from(text, "utf8")
+  const large = (text: string) => embeddingsProtocol.usageOfLargeAnswer!(bytes(text))
 
   it("reads the usage that ends the answer, as a full parse would", () => {
     const text = answer({ usage: { prompt_tokens: 12, total_tokens: 12 } })
     expect(text.length).toBeGreaterThan(16 * 1024)
-    expect(embeddingsProtocol.usageOfLargeAnswer!(text)).toEqual({ inputTokens: 12, outputTokens: 0 })
-    expect(embeddingsProtocol.usageOfLargeAnswer!(text)).toEqual(embeddingsProtocol.usageOfBody(JSON.parse(text)))
-    expect(embeddingsProtocol.usageOfLargeAnswer!(`${JSON.stringify(JSON.parse(text), null, 2)}\n`)).toEqual({ inputTokens: 12, outputTokens: 0 })
+    expect(large(text)).toEqual({ inputTokens: 12, outputTokens: 0 })
+    expect(large(text)).toEqual(embeddingsProtocol.usageOfBody(JSON.parse(text)))
+    expect(large(`${JSON.stringify(JSON.parse(text), null, 2)}\n`)).toEqual({ inputTokens: 12, outputTokens: 0 })
   })
 
   it("leaves to the full parse what it cannot read from the tail", () => {
     // Usage not last, cut-off answers, no list, usage that is no object: undefined, so the whole answer is parsed.
     const usageFirst = JSON.stringify({ usage: { prompt_tokens: 3, total_tokens: 3 }, object: "list", data: vectors(1) })
-    expect(embeddingsProtocol.usageOfLargeAnswer!(usageFirst)).toBeUndefined()
+    expect(large(usageFirst)).toBeUndefined()
     const full = answer({ usage: { prompt_tokens: 12, total_tokens: 12 } })
-    expect(embeddingsProtocol.usageOfLargeAnswer!(full.slice(0, -1))).toBeUndefined()
-    expect(embeddingsProtocol.usageOfLargeAnswer!(full.slice(2000))).toBeUndefined()
-    expect(embeddingsProtocol.usageOfLargeAnswer!(JSON.stringify({ object: "list", items: vectors(1), usage: { prompt_tokens: 1 } }))).toBeUndefined()
-    expect(trailingUsage('{"data":[],"usage":null}')).toBeUndefined()
-    expect(trailingUsage('{"data":[],"usage":{"prompt_tokens":1}} trailing')).toBeUndefined()
-    expect(trailingUsage('{"data":[],"usage":{"prompt_tokens":1}}')).toEqual({ prompt_tokens: 1 })
+    expect(large(full.slice(0, -1))).toBeUndefined()
+    expect(large(full.slice(2000))).toBeUndefined()
+    expect(large(JSON.stringify({ object: "list", items: vectors(1), usage: { prompt_tokens: 1 } }))).toBeUndefined()
+    expect(trailingUsage(bytes('{"data":[],"usage":null}'))).toBeUndefined()
+    expect(trailingUsage(bytes('{"data":[],"usage":{"prompt_tokens":1}} trailing'))).toBeUndefined()
+    expect(trailingUsage(bytes('{"data":[],"usage":{"prompt_tokens":1}}'))).toEqual({ prompt_tokens: 1 })
+  })
+
+  // The reading of the answer's decoded text that the byte reading replaced, kept here as the reference.
+  const textReading = (text: string) => {
+    const end = text.trimEnd()
+    if (!end.startsWith("{")) return undefined
+    const key = end.lastIndexOf('"usage"')
+    const open = key === -1 ? -1 : end.indexOf("{", key)
+    const close = open === -1 ? -1 : end.indexOf("}", open)
+    if (close === -1 || end.slice(key + 7, open).trim() !== ":" || end.slice(close + 1).trim() !== "}") return undefined
+    const usage: unknown = (() => {
+      try {
+        return JSON.parse(end.slice(open, close + 1))
+      } catch {
+        return undefined
+      }
+    })()
+    return typeof usage === "object" && usage !== null && !Array.isArray(usage) &&
+        /^\{\s*"(object|data)"/.test(text.trimStart()) && /"data"\s*:\s*\[/.test(text)
+      ? { inputTokens: typeof (usage as Record<string, unknown>).prompt_tokens === "number" ? (usage as Record<string, number>).prompt_tokens : 0, outputTokens: 0 }
+      : undefined
+  }
+
+  it("accepts exactly the answers the reading of their text accepted, with the same usage", () => {
+    // A seeded generator of answers near the protocol's shape: members in any order, JSON whitespace anywhere,
+    // keys in strings, cut or changed at random places.
+    let seed = 7
+    const random = (n: number) => {
+      // xorshift32
+      seed ^= seed << 13
+      seed ^= seed >>> 17
+      seed ^= seed << 5
+      return (seed >>> 0) % n
+    }
+    const pick = <A>(items: ReadonlyArray<A>): A => items[random(items.length)]!
+    const space = () => pick(["", "", " ", "\n", "\t", "\r\n  ", "\u000b", "\f"])
+    const vector = JSON.stringify(vectors(1)[0])
+    const list = () => pick(["[]", "[1,2]", `[${vector}]`, '{"a":1}', '"x"', '["data": [', "[{]"])
+    const usage = () => pick(['{"prompt_tokens":3}', '{ "prompt_tokens" : 5, "total_tokens": 5 }', "{}", "null", "[1]", '{"prompt_tokens":"3"}', "{", '{"a":{"b":1}}'])
+    const member = () =>
+      pick([
+        () => `"object"${space()}:${space()}"list"`,
+        () => `"data"${space()}:${space()}${list()}`,
+        () => `"model"${space()}:${space()}"m\u00e9 \\"data\\": ["`,
+        () => `"usage"${space()}:${space()}${usage()}`
+      ])()
+    // Half the answers are of the protocol's shape (a first member, a list, the usage last), half of any members.
+    const members = () =>
+      random(2) === 0
+        ? [pick([`"object":"list"`, `"data"${space()}:${space()}${list()}`]), `"data":${space()}[${vector}]`, ...Array.from({ length: random(3) }, member), `"usage"${space()}:${space()}${usage()}`]
+        : Array.from({ length: 1 + random(4) }, member)
+    const candidate = () => {
+      const text = `${pick(["{", "{", "{", " {", "["])}${space()}${members().join(`${space()},${space()}`)}${space()}${pick(["}", "}", "}", "}}", "", "} x"])}${space()}`
+      const cut = random(5) === 0 ? text.slice(0, random(text.length + 1)) : text
+      if (random(3) !== 0 || cut.length === 0) return cut
+      const at = random(cut.length)
+      return cut.slice(0, at) + pick(["{", "}", "[", ":", '"', " ", "é", ""]) + cut.slice(at + 1)
+    }
+    let accepted = 0
+    for (let round = 0; round < 10_000; round++) {
+      const text = candidate()
+      const expected = textReading(text)
+      if (expected !== undefined) accepted++
+      expect(large(text), text).toEqual(expected)
+    }
+    expect(accepted).toBeGreaterThan(500)
+  })
+
+  it("leaves to the full parse an answer framed with spaces JSON does not allow, which it refuses", () => {
+    // The text's trim and \s took Unicode spaces; the bytes take JSON's (and \v, \f): such an answer is not JSON.
+    const text = `{\u00a0"object":"list","data":[],"usage":{"prompt_tokens":1}}`
+    expect(textReading(text)).toEqual({ inputTokens: 1, outputTokens: 0 })
+    expect(large(text)).toBeUndefined()
+    expect(embeddingsProtocol.usageOfBody(parseJson(text))).toBeUndefined()
   })
 })

@@ -1,6 +1,7 @@
 import type { Problem } from "../../domain/problem"
 import type { SseEvent } from "../../domain/sse"
-import { isRecord, numberAt, parseJson, type Protocol, type StreamTally, trailingUsage } from "../protocol"
+import { firstMemberIn, hasListAt, memberKey, trailingUsage } from "../largeAnswer"
+import { isRecord, numberAt, parseJson, type Protocol, type StreamTally } from "../protocol"
 
 /** The chat-completions error type of each status, as the client library exposes it (`err.type`). */
 export const providerAErrorType = (status: number): string =>
@@ -81,17 +82,21 @@ export const chatCompletionsProtocol: Protocol = {
   streamError
 }
 
+const dataKey = memberKey("data")
+/** An embeddings answer opens with its `object` or its `data`. */
+const embeddingsFirstKeys = [memberKey("object"), dataKey]
+
 /** Embeddings: JSON only; usage has prompt tokens alone. */
 export const embeddingsProtocol: Protocol = {
   usageOfBody: (body) =>
     isRecord(body) && Array.isArray(body.data)
       ? { inputTokens: isRecord(body.usage) ? numberAt(body.usage, "prompt_tokens") : 0, outputTokens: 0 }
       : undefined,
-  // A list of vectors is tens of kilobytes of numbers: parsing it only to read the usage at its end
+  // A list of vectors is tens of kilobytes of numbers: decoding or parsing it only to read the usage at its end
   // cost more than the rest of the request. Its framing and usage are checked; the list is relayed.
-  usageOfLargeAnswer: (text) => {
-    const usage = trailingUsage(text)
-    return usage !== undefined && /^\{\s*"(object|data)"/.test(text.trimStart()) && /"data"\s*:\s*\[/.test(text)
+  usageOfLargeAnswer: (bytes) => {
+    const usage = trailingUsage(bytes)
+    return usage !== undefined && firstMemberIn(bytes, embeddingsFirstKeys) && hasListAt(bytes, dataKey)
       ? { inputTokens: numberAt(usage, "prompt_tokens"), outputTokens: 0 }
       : undefined
   },

@@ -3,6 +3,7 @@ import type { Principal } from "../../domain/principal"
 import type { Refusal } from "../../domain/refusals"
 import type { EndpointCheck, EndpointDeclaration } from "../endpoints/endpointCall"
 import { type Forwarded, Forwarder } from "./Forwarder"
+import type { ReleaseLargeBodySlot } from "./LargeBodies"
 import { Routes } from "./Routes"
 
 /** How an endpoint's requests are served once decoded. */
@@ -11,7 +12,9 @@ export type ServeEndpoint<Payload> = (
   region: string,
   payload: Payload,
   requestId: string | undefined,
-  headers: Readonly<Record<string, string | undefined>>
+  headers: Readonly<Record<string, string | undefined>>,
+  /** A large body's slot, given back once the request was checked and counted (it goes upstream). */
+  release: ReleaseLargeBodySlot | undefined
 ) => Effect.Effect<Forwarded, Refusal>
 
 /**
@@ -26,12 +29,15 @@ export class EndpointForwarding extends Context.Tag("EndpointForwarding")<Endpoi
   static readonly layer = Layer.effect(
     EndpointForwarding,
     Effect.map(Effect.all([Forwarder, Routes]), ([forwarder, routes]) => ({
-      serve: <Payload>(endpoint: EndpointDeclaration, check: EndpointCheck<Payload>): ServeEndpoint<Payload> => (principal, region, payload, requestId, headers) => {
+      serve: <Payload>(endpoint: EndpointDeclaration, check: EndpointCheck<Payload>): ServeEndpoint<Payload> => (principal, region, payload, requestId, headers, release) => {
         const route = routes.route(endpoint.provider, region)
         if (Either.isLeft(route)) return Effect.fail(route.left)
         // The call is not copied into another object: the Forwarder builds its exchange once from the pieces.
-        return Effect.flatMap(check({ principal, region, route: route.right, payload, headers }), (call) =>
-          forwarder.forward(endpoint, principal, region, route.right, requestId, call))
+        return Effect.flatMap(check({ principal, region, route: route.right, payload, headers }), (call) => {
+          const forwarded = forwarder.forward(endpoint, principal, region, route.right, requestId, call)
+          // A large body was read, checked and counted: its slot goes to the next while this one is upstream.
+          return release === undefined ? forwarded : Effect.zipRight(release, forwarded)
+        })
       }
     }))
   )

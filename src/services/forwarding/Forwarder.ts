@@ -1,5 +1,4 @@
-import { Cause, Effect, Context, Exit, FiberRef, Layer, Option, Redacted, type Tracer } from "effect"
-import { identity } from "effect/Function"
+import { Cause, Effect, Context, Exit, Layer, Option, Redacted, type Tracer } from "effect"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../../config"
 import { catalogFamily } from "../../domain/rateLimits"
@@ -24,7 +23,6 @@ import { boundedRetryHints, makeRedactor, redactBoth, relayedProblem } from "../
 import { encodedEvents, encodeSseEvent, type SseEvent } from "../../domain/sse"
 import type { LimitFamily } from "../../domain/workspaceSettings"
 import type { Principal } from "../../domain/principal"
-import { releaseLargeBodySlot } from "./LargeBodies"
 import { Metrics } from "../../platform/Metrics"
 import { spansWhen } from "../../platform/traceSpans"
 import { formatTraceparent } from "../../domain/traceContext"
@@ -127,7 +125,7 @@ interface Exchange {
 }
 
 /** Answers longer than this are read for usage without being parsed whole, where the protocol can. */
-const largeAnswerChars = 16 * 1024
+const largeAnswerBytes = 16 * 1024
 
 /** Largest upstream error body read: its message is all that is used of it. */
 const maxErrorBodyBytes = 64 * 1024
@@ -402,10 +400,11 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         const failed = (failure: UpstreamFailure) =>
           refuse(input, admission, started, unavailable(failure, admitted(admission, failure.kind === "overloaded" ? busyRetryHints : noHeaders)))
         if (read instanceof UpstreamFailure) return failed(read)
-        const bytes = kind.jsonAnswer === undefined ? read : Buffer.from(kind.jsonAnswer(read.toString("utf8"), call), "utf8")
-        const text = bytes.toString("utf8")
-        const usage = (text.length > largeAnswerChars ? input.protocol.usageOfLargeAnswer?.(text) : undefined) ??
-          input.protocol.usageOfBody(parseJson(text))
+        const rewritten = kind.jsonAnswer === undefined ? undefined : kind.jsonAnswer(read.toString("utf8"), call)
+        const bytes = rewritten === undefined ? read : Buffer.from(rewritten, "utf8")
+        // A large answer is read from its bytes where the protocol can: decoded to text only to be parsed whole.
+        const usage = (bytes.length > largeAnswerBytes ? input.protocol.usageOfLargeAnswer?.(bytes) : undefined) ??
+          input.protocol.usageOfBody(parseJson(rewritten ?? bytes.toString("utf8")))
         return usage === undefined
           ? failed(new UpstreamFailure({ kind: "malformed", detail: "answer is not valid JSON of the protocol" }))
           : Effect.as(
@@ -547,8 +546,6 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
           // came, is ended unread, and the request is billed for the prompt the upstream was sent, as a cancelled
           // stream is. Effect.onInterrupt's rule (interruption only) in one masked step over the request.
           return Effect.uninterruptibleMask((restore) => Effect.catchAllCause(restore(Effect.gen(function*() {
-            // A large body was read, checked and counted: its slot goes to the next while this one is upstream.
-            yield* FiberRef.getWith(releaseLargeBodySlot, identity)
             started = performance.now()
             // A billable request whose record could not be kept is refused before it costs anything.
             if (input.endpoint !== undefined) yield* recorder.requireDurable

@@ -1,20 +1,21 @@
-import { Context, Effect, Either, FiberRef, Layer } from "effect"
+import { Context, Effect, Either, Layer } from "effect"
 import { largeBodyLimits } from "../../domain/requestBounds"
 import { LargeBodiesBusy } from "../../domain/refusals"
 
 /**
- * Ends the current request's hold on a large-body slot: its body was parsed, decoded and counted, and it goes
- * upstream now (Forwarder.forward runs it), where it waits without using the slot. A no-op for other requests.
+ * Ends a request's hold on its large-body slot: its body was parsed, decoded and counted, and it goes upstream
+ * now (EndpointForwarding runs it before the Forwarder), where it waits without using the slot. Idempotent.
+ * Handed to the work as a value (a request with a small body has none): no fiber-local lookup on every request.
  */
-export const releaseLargeBodySlot: FiberRef.FiberRef<Effect.Effect<void>> = FiberRef.unsafeMake<Effect.Effect<void>>(Effect.void)
+export type ReleaseLargeBodySlot = Effect.Effect<void>
 
 /** A large body let in: it may be received, then processed in its turn. */
 export interface LargeBodyTicket {
   /**
    * Runs the body's processing (parsing, decoding, checking, counting) holding one of the instance's slots,
-   * waiting its turn for one: until `work` ends, or until it runs releaseLargeBodySlot (as it goes upstream).
+   * waiting its turn for one: until `work` ends, or until it runs the release it is given (as it goes upstream).
    */
-  readonly process: <A, E, R>(work: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  readonly process: <A, E, R>(work: (release: ReleaseLargeBodySlot) => Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** Leaves (once; again is nothing): when the request is done with its body, whatever became of it. */
   readonly leave: () => void
 }
@@ -73,7 +74,7 @@ export class LargeBodies extends Context.Tag("LargeBodies")<LargeBodies, {
                     Effect.tap(() => {
                       held = true
                     }),
-                    Effect.zipRight(restore(Effect.locally(work, releaseLargeBodySlot, release))),
+                    Effect.zipRight(restore(work(release))),
                     Effect.ensuring(release)
                   )
                 )
@@ -90,7 +91,7 @@ export class LargeBodies extends Context.Tag("LargeBodies")<LargeBodies, {
 export const withLargeBodySlot = <A, E, R>(
   bodies: LargeBodies["Type"],
   workspaceId: string,
-  work: Effect.Effect<A, E, R>
+  work: (release: ReleaseLargeBodySlot) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | LargeBodiesBusy, R> =>
   Either.match(bodies.admit(workspaceId), {
     onLeft: (busy) => Effect.fail(busy),

@@ -87,6 +87,8 @@ export class ProviderCredentials extends Context.Tag("ProviderCredentials")<Prov
           (reason) => new ProviderKeyUnreadable({ provider: key.provider, reason })
         )
 
+      // Read synchronously on the hot path (the test clock in tests: the layer is built under it).
+      const clock = yield* Effect.clock
       // Looked up on every forwarded request of a workspace: kept a second, as API keys are.
       const opened = expiringLookup({
         lookup: (id: string) => {
@@ -122,7 +124,12 @@ export class ProviderCredentials extends Context.Tag("ProviderCredentials")<Prov
           }),
         list: (workspaceId) => Effect.map(store.list(workspaceId), (keys) => keys.map(providerKeyView)),
         remove: (workspaceId, provider) => Effect.map(store.remove(workspaceId, provider), Option.map(providerKeyView)),
-        keyFor: (workspaceId, provider) => opened(`${workspaceId}/${provider}`),
+        keyFor: (workspaceId, provider) => {
+          // Most requests: a key (or its absence) looked up a moment ago, one success without a clock step.
+          const id = `${workspaceId}/${provider}`
+          const remembered = opened.remembered(id, clock.unsafeCurrentTimeMillis())
+          return remembered === undefined ? opened(id) : Effect.succeed(remembered)
+        },
         markUsed: (workspaceId, provider) =>
           Effect.flatMap(now, (at) => {
             const id = `${workspaceId}/${provider}`

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, FiberRef } from "effect"
-import { LargeBodies, releaseLargeBodySlot, withLargeBodySlot } from "../../../src/services/forwarding/LargeBodies"
+import { Deferred, Effect, Fiber } from "effect"
+import { LargeBodies, type ReleaseLargeBodySlot, withLargeBodySlot } from "../../../src/services/forwarding/LargeBodies"
 
 const limits = { reading: 2, waiting: 2, perWorkspace: 3 }
 
@@ -15,7 +15,7 @@ const holding = (bodies: LargeBodies["Type"], workspaceId: string) =>
     const done = yield* Deferred.make<void>()
     const fiber = yield* Effect.fork(Effect.zipRight(
       Deferred.succeed(asked, undefined),
-      withLargeBodySlot(bodies, workspaceId, Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(done)))
+      withLargeBodySlot(bodies, workspaceId, () => Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(done)))
     ))
     yield* Deferred.await(asked)
     return { started, done, fiber }
@@ -44,34 +44,42 @@ describe("large bodies read a few at a time", () => {
     Effect.gen(function*() {
       const bodies = yield* LargeBodies
       const held = [yield* holding(bodies, "busy"), yield* holding(bodies, "busy"), yield* holding(bodies, "busy")]
-      const share = yield* Effect.flip(withLargeBodySlot(bodies, "busy", Effect.void))
+      const share = yield* Effect.flip(withLargeBodySlot(bodies, "busy", () => Effect.void))
       expect(share).toMatchObject({ _tag: "LargeBodiesBusy", scope: "workspace", limit: 3 })
       const other = yield* holding(bodies, "other")
-      const full = yield* Effect.flip(withLargeBodySlot(bodies, "third", Effect.void))
+      const full = yield* Effect.flip(withLargeBodySlot(bodies, "third", () => Effect.void))
       expect(full).toMatchObject({ _tag: "LargeBodiesBusy", scope: "instance", limit: 4 })
       for (const { done } of [...held, other]) yield* Deferred.succeed(done, undefined)
       yield* Fiber.joinAll([...held, other].map(({ fiber }) => fiber))
       // Everything left: all the room is free again.
-      yield* Effect.all(Array.from({ length: 3 }, () => withLargeBodySlot(bodies, "busy", Effect.void)), { concurrency: "unbounded" })
+      yield* Effect.all(Array.from({ length: 3 }, () => withLargeBodySlot(bodies, "busy", () => Effect.void)), { concurrency: "unbounded" })
     }).pipe(Effect.provide(LargeBodies.layerWith(limits))))
 
   it.live("gives the slot to the next as soon as the body goes upstream, before the request ends", () =>
     Effect.gen(function*() {
       const bodies = yield* LargeBodies
       const upstream = yield* Deferred.make<void>()
-      const goesUpstream = Effect.zipRight(Effect.flatten(FiberRef.get(releaseLargeBodySlot)), Deferred.await(upstream))
+      let released: ReleaseLargeBodySlot = Effect.void
+      const goesUpstream = (release: ReleaseLargeBodySlot) => {
+        released = release
+        return Effect.zipRight(release, Deferred.await(upstream))
+      }
       // One slot, no waiting room: the second is read only because the first went upstream.
       const first = yield* Effect.fork(withLargeBodySlot(bodies, "w", goesUpstream))
       yield* Effect.yieldNow()
       const second = yield* Effect.fork(withLargeBodySlot(bodies, "w", goesUpstream))
       yield* Effect.yieldNow()
       // Both went upstream and hold no slot: a third is read at once, though both still run.
-      yield* withLargeBodySlot(bodies, "w", Effect.void)
+      yield* withLargeBodySlot(bodies, "w", () => Effect.void)
       expect(first.unsafePoll()).toBeNull()
       yield* Deferred.succeed(upstream, undefined)
       yield* Fiber.joinAll([first, second])
-      // Outside a slot, releasing does nothing.
-      yield* Effect.flatten(FiberRef.get(releaseLargeBodySlot))
+      // Once the work ended, releasing again does nothing: the room is one body still.
+      yield* released
+      const held = yield* holding(bodies, "w")
+      expect((yield* Effect.flip(withLargeBodySlot(bodies, "w", () => Effect.void)))._tag).toBe("LargeBodiesBusy")
+      yield* Deferred.succeed(held.done, undefined)
+      yield* Fiber.join(held.fiber)
     }).pipe(Effect.provide(LargeBodies.layerWith({ reading: 1, waiting: 0, perWorkspace: 3 }))))
 
   it.live("a request that leaves while waiting leaves the line", () =>
@@ -79,7 +87,7 @@ describe("large bodies read a few at a time", () => {
       const bodies = yield* LargeBodies
       const held = [yield* holding(bodies, "a"), yield* holding(bodies, "b")]
       const waiting = [yield* holding(bodies, "c"), yield* holding(bodies, "d")]
-      expect((yield* Effect.flip(withLargeBodySlot(bodies, "e", Effect.void)))._tag).toBe("LargeBodiesBusy")
+      expect((yield* Effect.flip(withLargeBodySlot(bodies, "e", () => Effect.void)))._tag).toBe("LargeBodiesBusy")
       yield* Fiber.interrupt(waiting[0]!.fiber)
       const next = yield* holding(bodies, "e")
       yield* Deferred.succeed(held[0]!.done, undefined)
