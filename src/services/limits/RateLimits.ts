@@ -184,10 +184,12 @@ export class RateLimits extends Context.Tag("RateLimits")<RateLimits, {
 
       const unavailableLimiter = (failure: RateLimiterFailure): Effect.Effect<Admission, LimitRefusal> => unavailable(failure.cause)
 
+      const settleFailed = (failure: RateLimiterFailure) => Effect.ignore(unavailable(failure.cause))
+
       /** Tokens reserved beyond (or short of) the use, settled in the token buckets. */
       const settleTokens = (set: BucketSet, difference: number) => {
         const demands = set.tokensAt.map((i): BucketDemand => ({ key: set.buckets[i]!.key, limit: set.buckets[i]!.limit, amount: difference }))
-        const settled = limiter.settle(demands).pipe(Effect.catchAll((error) => unavailable(error.cause).pipe(Effect.ignore)))
+        const settled = Effect.catchAll(limiter.settle(demands), settleFailed)
         return limiter.settlesInPlace ? settled : Effect.asVoid(Effect.forkDaemon(settled))
       }
 
