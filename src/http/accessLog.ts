@@ -1,4 +1,4 @@
-import { Exit, FiberRef, FiberRefs, LogLevel, type Runtime } from "effect"
+import { Exit, type FiberId, FiberRef, FiberRefs, LogLevel, type Runtime } from "effect"
 import { prettyValue } from "../logger"
 
 /** What the log keeps of one served request. */
@@ -14,6 +14,15 @@ export interface AccessEntry {
   readonly fiberId: string
 }
 
+// What JSON.stringify escapes in a string: quotes, backslashes, control characters and (lone) surrogates.
+const escapable = /["\\\u0000-\u001f\ud800-\udfff]/
+
+/** A string's JSON text between its quotes: the string itself when nothing in it needs escaping (nearly always). */
+const jsonInner = (text: string): string => (escapable.test(text) ? JSON.stringify(text).slice(1, -1) : text)
+
+/** A runtime fiber's name as Effect writes it in log lines (`FiberId.threadName`): `#` and its number. */
+export const fiberName = (id: FiberId.Runtime): string => `#${id.id}`
+
 /**
  * The request's log line, in the shape of every other line of the logger LOG_FORMAT chose (src/logger.ts):
  * JSON (message, level, time, annotations, spans, fiber) or the pretty `time LEVEL message key=value …`.
@@ -23,14 +32,12 @@ export const accessLogLine = (entry: AccessEntry, at: Date, format: "json" | "pr
     ? `${at.toISOString()} INFO  request requestId=${prettyValue(entry.requestId)} method=${prettyValue(entry.method)} path=${
       prettyValue(entry.path)
     } status=${entry.status} durationMs=${entry.durationMs} address=${prettyValue(entry.address)}\n`
-    // Built as text: only the id, the path and the address are escaped (the rest are numbers and fixed words).
-    : `{"message":"request","logLevel":"INFO","timestamp":"${at.toISOString()}","annotations":{"requestId":${
-    JSON.stringify(entry.requestId)
-  },"method":${JSON.stringify(entry.method)},"path":${JSON.stringify(entry.path)},"status":${entry.status},"durationMs":${entry.durationMs},"address":${
-    JSON.stringify(entry.address)
-  }},"spans":{},"fiberId":${
-    JSON.stringify(entry.fiberId)
-  }}\n`
+    // Built as text: the strings escaped as JSON.stringify would, in place (no quoted copy of each made first).
+    : `{"message":"request","logLevel":"INFO","timestamp":"${at.toISOString()}","annotations":{"requestId":"${
+      jsonInner(entry.requestId)
+    }","method":"${jsonInner(entry.method)}","path":"${jsonInner(entry.path)}","status":${entry.status},"durationMs":${entry.durationMs},"address":"${
+      jsonInner(entry.address)
+    }"},"spans":{},"fiberId":"${jsonInner(entry.fiberId)}"}\n`
 
 /**
  * The one access log of both ways a request is served (the forwarding lane and the HttpApi app): writes

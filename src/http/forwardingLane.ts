@@ -9,7 +9,7 @@ import { forwardedServices, type ServeRequest, writeStream } from "../handlers/f
 import type { Provider } from "../providers/provider"
 import { renderRefusal } from "../providers/render"
 import { AuthService } from "../services/identity/AuthService"
-import { accessLogFor, endStatus } from "./accessLog"
+import { accessLogFor, endStatus, fiberName } from "./accessLog"
 import { checkKey } from "./authMiddleware"
 import { clientAddressOf } from "./clientAddress"
 import { Metrics } from "../platform/Metrics"
@@ -177,7 +177,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
             status,
             durationMs: Math.round((performance.now() - started) * 10) / 10,
             address: address ?? "unknown",
-            fiberId: FiberId.threadName(fiber.id())
+            fiberId: fiberName(fiber.id())
           })
         })
         // A client that goes away stops the work done for it (and the upstream exchange). A response closes

@@ -14,18 +14,32 @@ export const xRateLimitHeaders = ({ requests, tokens }: LimitReadings): Record<s
   "x-ratelimit-reset-tokens": resetDuration(tokens.resetMs)
 })
 
-/** The messages header set (`anthropic-ratelimit-*`, resets as instants to the second). */
-export const messagesRateLimitHeaders = ({ at, requests, tokens }: LimitReadings): Record<string, string> => {
-  const reset = (reading: LimitReading) => new Date(at + reading.resetMs).toISOString().replace(/\.\d{3}Z$/, "Z")
-  return {
-    "anthropic-ratelimit-requests-limit": String(requests.limit),
-    "anthropic-ratelimit-requests-remaining": remaining(requests),
-    "anthropic-ratelimit-requests-reset": reset(requests),
-    "anthropic-ratelimit-tokens-limit": String(tokens.limit),
-    "anthropic-ratelimit-tokens-remaining": remaining(tokens),
-    "anthropic-ratelimit-tokens-reset": reset(tokens)
-  }
+// The texts of the instants of the last minute or so, by second: every request of a second shows the same reset
+// instants, written once rather than as a Date, its ISO text and a copy without milliseconds each time (~1 KB).
+const instantSlots = 64
+const instantSeconds = new Array<number>(instantSlots).fill(-1)
+const instantTexts = new Array<string>(instantSlots).fill("")
+
+/** An instant to the second, as ISO text without milliseconds (`2026-11-23T10:00:00Z`). */
+const instantText = (ms: number): string => {
+  const second = Math.floor(ms / 1_000)
+  const slot = second & (instantSlots - 1)
+  if (instantSeconds[slot] === second) return instantTexts[slot]!
+  const text = new Date(second * 1_000).toISOString().replace(/\.\d{3}Z$/, "Z")
+  instantSeconds[slot] = second
+  instantTexts[slot] = text
+  return text
 }
+
+/** The messages header set (`anthropic-ratelimit-*`, resets as instants to the second). */
+export const messagesRateLimitHeaders = ({ at, requests, tokens }: LimitReadings): Record<string, string> => ({
+  "anthropic-ratelimit-requests-limit": String(requests.limit),
+  "anthropic-ratelimit-requests-remaining": remaining(requests),
+  "anthropic-ratelimit-requests-reset": instantText(at + requests.resetMs),
+  "anthropic-ratelimit-tokens-limit": String(tokens.limit),
+  "anthropic-ratelimit-tokens-remaining": remaining(tokens),
+  "anthropic-ratelimit-tokens-reset": instantText(at + tokens.resetMs)
+})
 
 /**
  * Both retry hints the client libraries read: whole seconds (at least 1) and exact milliseconds,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Logger, LogLevel } from "effect"
+import { Effect, Exit, FiberId, Logger, LogLevel } from "effect"
 import { vi } from "vitest"
-import { accessLogFor, accessLogLine, endStatus } from "../../src/http/accessLog"
+import { accessLogFor, accessLogLine, endStatus, fiberName } from "../../src/http/accessLog"
 import { JsonLogger, PrettyLogger } from "../../src/logger"
 
 const entry = { requestId: "req_1", method: "POST", path: "/provider_a/eu/v1/chat/completions", status: 200, durationMs: 1.5, address: "203.0.113.7", fiberId: "#7" }
@@ -37,6 +37,15 @@ describe("the access log", () => {
     const written = JSON.parse(line)
     expect(written).toEqual({ ...expected, timestamp: "2026-11-23T10:00:00.000Z", fiberId: "#7" })
     expect(Object.keys(written)).toEqual(Object.keys(expected))
+  })
+
+  it("escapes the strings as JSON.stringify does, and names the fiber as Effect does", () => {
+    const odd = { ...entry, requestId: "req_\"1\\", path: "/a\u0001\ud800b\u00e9", address: "::1" }
+    const line = accessLogLine(odd, new Date("2026-11-23T10:00:00.000Z"))
+    expect(line).toContain(`"path":${JSON.stringify(odd.path)}`)
+    expect(JSON.parse(line).annotations).toMatchObject({ requestId: odd.requestId, path: odd.path, address: "::1" })
+    const id = Effect.runSync(Effect.fiberId) as FiberId.Runtime
+    expect(fiberName(id)).toBe(FiberId.threadName(id))
   })
 
   it("writes the line the pretty logger would write for the same entry, with LOG_FORMAT=pretty", () => {

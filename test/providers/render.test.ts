@@ -14,6 +14,7 @@ import { providers } from "../../src/providers/provider"
 import { providerA } from "../../src/providers/providerA/dialect"
 import { providerB } from "../../src/providers/providerB/dialect"
 import { providerC } from "../../src/providers/providerC/dialect"
+import { messagesRateLimitHeaders } from "../../src/providers/rateLimitHeaders"
 import { exportsStyle, renderRefusal } from "../../src/providers/render"
 
 const readings = {
@@ -102,5 +103,20 @@ describe("rendering a refusal", () => {
     expect(wasAdmitted(new ModelNotFound({ model: "x" }))).toBe(false)
     expect(wasAdmitted(new RateLimited({ readings, retryAfterMs: 1, family: "messages" }))).toBe(true)
     expect(wasAdmitted(new UpstreamUnavailable({ reason: "busy", readings: undefined, hints: {} }))).toBe(true)
+  })
+})
+
+describe("the messages limit headers", () => {
+  it("write each reset as the instant to the second, also when a second's text is reused or its slot taken", () => {
+    const expected = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
+    const start = Date.UTC(2026, 10, 24, 10, 0, 0)
+    for (let i = 0; i < 5_000; i++) {
+      const at = start + i * 37
+      const requests = { limit: 500, remaining: 499, resetMs: (i * 7919) % 120_000 }
+      const tokens = { limit: 60_000, remaining: 1_200.5, resetMs: (i * 104_729) % 3_600_000 }
+      const headers = messagesRateLimitHeaders({ at, requests, tokens })
+      expect(headers["anthropic-ratelimit-requests-reset"]).toBe(expected(at + requests.resetMs))
+      expect(headers["anthropic-ratelimit-tokens-reset"]).toBe(expected(at + tokens.resetMs))
+    }
   })
 })
