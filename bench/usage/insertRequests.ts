@@ -15,7 +15,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { startEmbeddedPostgres } from "../../src/platform/EmbeddedPostgres"
 import { runMigrations } from "../../src/platform/Migrations"
-import { makePostgresLedger } from "../../src/services/usage/3-UsageLedger/postgres"
+import { apiRequestRowsJson, makePostgresLedger } from "../../src/services/usage/3-UsageLedger/postgres"
 import type { ApiRequestRow } from "../../src/services/usage/3-UsageLedger/contract"
 
 const rowsPerRound = Number(process.env.BENCH_ROWS ?? "20000")
@@ -42,28 +42,8 @@ const postgresCpu = (postmaster: number): number => {
   return ticks / ticksPerSecond
 }
 
-const snakeRows = (batch: ReadonlyArray<ApiRequestRow>) =>
-  JSON.stringify(batch.map((r) => ({
-    record_id: r.recordId,
-    workspace_id: r.workspaceId,
-    key_id: r.keyId,
-    endpoint: r.endpoint,
-    provider: r.provider,
-    region: r.region,
-    model: r.model,
-    status: r.status,
-    outcome: r.outcome,
-    stream: r.stream,
-    input_tokens: r.inputTokens,
-    output_tokens: r.outputTokens,
-    cost_usd: r.costUsd,
-    clamped: r.clamped,
-    latency_ms: Math.round(r.latencyMs),
-    request_id: r.requestId ?? null,
-    created_at: r.createdAt.toISOString(),
-    byok: r.byok,
-    deployment: r.deployment ?? null
-  })))
+/** The ledger's own rows. */
+const snakeRows = apiRequestRowsJson
 
 const snakeInsert = (fn: string) => `
   INSERT INTO api_requests (record_id, workspace_id, key_id, endpoint, provider, region, model, status, outcome,

@@ -45,6 +45,31 @@ const isUnknownZone = (error: SqlError.SqlError, zone: string): boolean => {
 
 const storageFailure = (cause: SqlError.SqlError) => new StorageFailure({ cause })
 
+/** A batch of records as the JSON rows its insert reads (jsonb_to_recordset, by column name). */
+export const apiRequestRowsJson = (batch: ReadonlyArray<ApiRequestRow>): string =>
+  JSON.stringify(batch.map((r) => ({
+    record_id: r.recordId,
+    workspace_id: r.workspaceId,
+    key_id: r.keyId,
+    endpoint: r.endpoint,
+    provider: r.provider,
+    region: r.region,
+    model: r.model,
+    status: r.status,
+    outcome: r.outcome,
+    stream: r.stream,
+    input_tokens: r.inputTokens,
+    output_tokens: r.outputTokens,
+    cost_usd: r.costUsd,
+    clamped: r.clamped,
+    latency_ms: Math.round(r.latencyMs),
+    request_id: r.requestId ?? null,
+    created_at: r.createdAt.toISOString(),
+    byok: r.byok,
+    deployment: r.deployment ?? null
+  })))
+
+
 /**
  * The ledger in PostgreSQL (sql/0002, 0004–0006, 0010, 0017). Ingestion is one transaction per batch:
  * dimensions upserted, then events inserted with ON CONFLICT DO NOTHING on (workspace_id, event_id).
@@ -81,27 +106,7 @@ export const makePostgresLedger = (sql: SqlClient.SqlClient): UsageLedgerShape =
 
   const insertRequests: UsageLedgerShape["insertRequests"] = (batch) => {
     if (batch.length === 0) return Effect.void
-    const rows = JSON.stringify(batch.map((r) => ({
-      record_id: r.recordId,
-      workspace_id: r.workspaceId,
-      key_id: r.keyId,
-      endpoint: r.endpoint,
-      provider: r.provider,
-      region: r.region,
-      model: r.model,
-      status: r.status,
-      outcome: r.outcome,
-      stream: r.stream,
-      input_tokens: r.inputTokens,
-      output_tokens: r.outputTokens,
-      cost_usd: r.costUsd,
-      clamped: r.clamped,
-      latency_ms: Math.round(r.latencyMs),
-      request_id: r.requestId ?? null,
-      created_at: r.createdAt.toISOString(),
-      byok: r.byok,
-      deployment: r.deployment ?? null
-    })))
+    const rows = apiRequestRowsJson(batch)
     return sql`
       INSERT INTO api_requests (record_id, workspace_id, key_id, endpoint, provider, region, model, status, outcome,
                                 stream, input_tokens, output_tokens, cost_usd, clamped, latency_ms, request_id,
