@@ -103,7 +103,7 @@ const cases: ReadonlyArray<Case> = [
 ]
 
 /** Values that differ between any two answers: generated ids, times, durations. */
-const generated = /("id":"[^"]*"|"created":\d+|msg_[A-Za-z0-9]+|chatcmpl-[A-Za-z0-9]+|cmpl-[A-Za-z0-9]+|req_[0-9a-f]{32})/g
+const generated = /("id":"[^"]*"|"created(?:_at)?":\d+|msg_[A-Za-z0-9]+|chatcmpl-[A-Za-z0-9]+|cmpl-[A-Za-z0-9]+|req_[0-9a-f]{32})/g
 const comparedHeaders = /^(content-type|cache-control|x-content-type-options|x-frame-options|retry-after|x-should-retry|x-ratelimit-limit-.*|anthropic-ratelimit-.*-limit|x-workspace-api-simulated)$/
 
 const send = async (app: RunningApp, keys: Keys, c: Case): Promise<Answer> => {
