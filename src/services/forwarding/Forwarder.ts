@@ -33,9 +33,9 @@ import { type BudgetHold, Budgets } from "../limits/Budgets"
 import {
   classify,
   discard,
+  type ExchangeStop,
   type ReadWhole,
   unreadable,
-  type UpstreamAnswer,
   UpstreamClient,
   UpstreamFailure,
   type UpstreamResponse
@@ -79,7 +79,7 @@ export type Forwarded =
  * A request on its way: what the endpoint asked for, and as it goes the workspace's own provider key, its budget
  * reservation, the deployment tried. Built once per request with every field it will have (one shape, no copies).
  */
-interface Exchange {
+interface Exchange extends ExchangeStop {
   readonly principal: Principal
   /** The rate-limit family the request counts in. */
   readonly family: LimitFamily
@@ -247,6 +247,10 @@ const upstreamRefusal = (
   }
   return new UpstreamAnswered5xx({ status, ...admitted })
 }
+
+/** `next` after `step`, without a step of its own when `step` is Effect.void (a deployment's health noted, no line to log). */
+const andThen = <A, E, E2>(step: Effect.Effect<void, E>, next: () => Effect.Effect<A, E2>): Effect.Effect<A, E | E2> =>
+  step === Effect.void ? next() : Effect.flatMap(step, next)
 
 /**
  * Sends a validated request upstream and relays the answer: JSON whole, streams event by event as
@@ -535,61 +539,38 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             deployment: undefined,
             sentAt: undefined,
             span: undefined,
-            budget: undefined
+            budget: undefined,
+            stop: undefined
           }
           let started = 0
           // Set once the request is sent: from then on, an interruption is recorded.
           let inFlight: Admission | undefined
           // The upstream's answer once its headers came: ended if the request is interrupted before it is read or relayed.
           let answer: UpstreamResponse | undefined
-          // The client left before the answer (499, nginx's "client closed request"): the upstream's answer, if it
-          // came, is ended unread, and the request is billed for the prompt the upstream was sent, as a cancelled
-          // stream is. Effect.onInterrupt's rule (interruption only) in one masked step over the request.
-          return Effect.uninterruptibleMask((restore) => Effect.catchAllCause(restore(Effect.gen(function*() {
-            started = performance.now()
-            // A billable request whose record could not be kept is refused before it costs anything.
-            if (input.endpoint !== undefined) yield* recorder.requireDurable
-            const admission = yield* rateLimits.admit({
-              principal,
-              family: input.family,
-              model: input.model,
-              tokens: input.reservedTokens
-            })
-            // Every budget that applies holds the request's largest possible cost before it goes upstream; refused,
-            // its rate-limit tokens go back. The reservation is given back if the client leaves before the request is sent.
-            if (input.endpoint !== undefined) {
-              input.budget = yield* budgets.reserve(
-                principal,
-                prices.cost(input.model, { inputTokens: input.estimatedInputTokens, outputTokens: input.usageCeiling.outputTokens }),
-                admission.readings
-              ).pipe(Effect.tapError(() => admission.settle(0)))
-            }
-            // The workspace's own key when it has one for this provider: never the service's key instead.
-            input.ownKey = Option.getOrUndefined(
-              yield* Effect.catchAll(credentials.keyFor(principal.workspace.id, input.provider.id), (failure) =>
-                refuse(input, admission, started, new WorkspaceKeyUnusable({
-                  provider: input.provider.id,
-                  reason: failure._tag === "ProviderKeyUnreadable" ? "unreadable" : "unavailable",
-                  ...admitted(admission)
-                })))
-            )
+
+          // The steps as one chain of plain functions, each an effect only where it waits or may refuse (a
+          // generator would cost its own steps and keep its frame while the exchange waits).
+          const send = (admission: Admission): Effect.Effect<Forwarded, Refusal> => {
             const attempts = route.attempts(input.model, input.ownKey !== undefined)
             if (attempts.length === 0) {
               // The workspace's own key goes to native deployments only, and this route has none for the model.
-              return yield* refuse(input, admission, started, new WorkspaceKeyUnusable({
+              return refuse(input, admission, started, new WorkspaceKeyUnusable({
                 provider: input.provider.id,
                 reason: "unavailable",
                 ...admitted(admission)
               }))
             }
             // The exchange's span lasts until the answer's end (a stream's too), so it is ended by `record`.
-            const exchangeSpan = tracing
-              ? yield* Effect.makeSpan("upstream.exchange", {
+            return tracing
+              ? Effect.flatMap(Effect.makeSpan("upstream.exchange", {
                 kind: "client",
                 attributes: { "wsapi.provider": input.provider.id, "wsapi.region": region, "wsapi.model": input.model },
                 captureStackTrace: false
-              })
-              : undefined
+              }), (exchangeSpan) => attemptAll(admission, attempts, exchangeSpan))
+              : attemptAll(admission, attempts, undefined)
+          }
+
+          const attemptAll = (admission: Admission, attempts: ReadonlyArray<Attempt>, exchangeSpan: Tracer.Span | undefined) => {
             // The upstream continues the trace as a child of the exchange.
             const protocolHeaders = exchangeSpan === undefined
               ? input.upstreamHeaders ?? noHeaders
@@ -600,14 +581,14 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             inFlight = admission
             // Deployments are tried in order until one answers with something other than a failure worth another
             // try; only the last attempt's failure reaches the client (nothing has been sent to it yet).
-            for (let index = 0; ; index++) {
-              const attempt = attempts[index]!
+            const attempt = (index: number): Effect.Effect<Forwarded, Refusal> => {
+              const tried = attempts[index]!
               const last = index === attempts.length - 1
-              const { deployment } = attempt
+              const { deployment } = tried
               const kind = kindOf(kinds, deployment)
               // The record names the last deployment tried.
               input.deployment = deployment
-              const call = upstreamCall(input, attempt, protocolHeaders)
+              const call = upstreamCall(input, tried, protocolHeaders)
               // Read whole as it comes, in the exchange's own step: an error answer (for its message) and a JSON
               // answer that is the one asked for. A stream is relayed; an unusable answer is not read at all.
               const readWhole: ReadWhole = (status, headers) =>
@@ -616,76 +597,123 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                   : input.stream || unusableAnswer(false, kind.streamContentType, headers) !== undefined
                   ? undefined
                   : upstreamLimits.maxJsonAnswerBytes
-              // The failure as a value (no Either made): the loop decides whether to try the next deployment.
-              const sent: UpstreamAnswer | UpstreamFailure = yield* Effect.catchAll(
-                Effect.flatMap(kind.prepare(deployment, call), (prepared) => client.exchange(prepared, readWhole)),
-                Effect.succeed
-              )
-              if (sent instanceof UpstreamFailure) {
-                const failure = sent
-                if (!last && failure.kind !== "overloaded") {
-                  yield* routes.failed(deployment, operatorWords(failure), undefined)
-                  continue
+              const refused = (refusal: UpstreamRefusal) => refuse(input, admission, started, refusal)
+              // The exchange's stop is handed to `input`: the interruption handler below ends it (no canceller of its own).
+              return Effect.matchEffect(Effect.flatMap(kind.prepare(deployment, call), (prepared) => client.exchange(prepared, readWhole, input)), {
+                // A failure before an answer: the next deployment may answer.
+                onFailure: (failure) => {
+                  if (!last && failure.kind !== "overloaded") {
+                    return Effect.flatMap(routes.failed(deployment, operatorWords(failure), undefined), () => attempt(index + 1))
+                  }
+                  const unavailableNow = () => refused(unavailable(failure, admitted(admission)))
+                  return failure.kind === "overloaded"
+                    ? unavailableNow()
+                    : Effect.flatMap(routes.failed(deployment, operatorWords(failure), undefined), unavailableNow)
+                },
+                onSuccess: (response) => {
+                  answer = response
+                  metrics.upstreamFirstByte(input.provider.id, region, deployment.name, (response.headersAt - sentAt) / 1000)
+                  exchangeSpan?.event("first_byte", nanosAt(response.headersAt), { "http.response.status_code": response.status })
+                  const retryHints = pickHeaders(response.headers)
+                  const hints = deployment.simulated ? { ...retryHints, ...simulatedHeader } : retryHints
+                  if (response.status >= 300) {
+                    // Its message, if it could be read (within maxErrorBodyBytes).
+                    const raw = Buffer.isBuffer(response.whole) ? response.whole.toString("utf8") : ""
+                    const { body, status } = kind.errorAnswer(response.status, response.headers, raw)
+                    const refusedByUpstream = () => {
+                      const refusal = upstreamRefusal(input, status, body, admitted(admission, hints), relayedFor(input))
+                      return refusal._tag !== "WorkspaceKeyRefused" ? refused(refusal) : Effect.flatMap(
+                        Effect.forkDaemon(Effect.ignore(credentials.recordRefusal(
+                          principal.workspace.id,
+                          input.provider.id,
+                          `The provider refused the key (status ${status}).`
+                        ))),
+                        () => refused(refusal)
+                      )
+                    }
+                    // The deployment's own trouble (overloaded, down, timing out): the next one may answer. Never with
+                    // the workspace's own key refused or the request itself refused: those are answered at once.
+                    if (failsOver(status)) {
+                      const seconds = retryHints["retry-after"] === undefined ? undefined : Number(retryHints["retry-after"])
+                      return Effect.flatMap(routes.failed(deployment, `answered ${status}`, seconds), () => last ? refusedByUpstream() : attempt(index + 1))
+                    }
+                    return andThen(routes.succeeded(deployment), refusedByUpstream)
+                  }
+                  const unusable = unusableAnswer(input.stream, kind.streamContentType, response.headers)
+                  if (unusable !== undefined) {
+                    // Not read: whatever it is, it is not the answer asked for.
+                    discard(response.body)
+                    return Effect.flatMap(
+                      routes.failed(deployment, `malformed: ${unusable}`, undefined),
+                      () => refused(unavailable(new UpstreamFailure({ kind: "malformed", detail: unusable }), admitted(admission)))
+                    )
+                  }
+                  return andThen(routes.succeeded(deployment), () => {
+                    const rateHeaders = admissionHeaders(input.provider, admission.readings)
+                    const headers = hints === noHeaders ? rateHeaders : { ...rateHeaders, ...hints }
+                    return input.stream
+                      ? Effect.succeed(relayStream(input, kind, admission, started, response, headers))
+                      : relayJson(input, kind, call, admission, started, response.whole ?? unread, headers)
+                  })
                 }
-                if (failure.kind !== "overloaded") yield* routes.failed(deployment, operatorWords(failure), undefined)
-                return yield* refuse(input, admission, started, unavailable(failure, admitted(admission)))
-              }
-              const response = sent
-              answer = response
-              metrics.upstreamFirstByte(input.provider.id, region, deployment.name, (response.headersAt - sentAt) / 1000)
-              exchangeSpan?.event("first_byte", nanosAt(response.headersAt), { "http.response.status_code": response.status })
-              const retryHints = pickHeaders(response.headers)
-              const hints = deployment.simulated ? { ...retryHints, ...simulatedHeader } : retryHints
-              if (response.status >= 300) {
-                // Its message, if it could be read (within maxErrorBodyBytes).
-                const raw = Buffer.isBuffer(response.whole) ? response.whole.toString("utf8") : ""
-                const { body, status } = kind.errorAnswer(response.status, response.headers, raw)
-                // The deployment's own trouble (overloaded, down, timing out): the next one may answer. Never with
-                // the workspace's own key refused or the request itself refused: those are answered at once.
-                if (failsOver(status)) {
-                  const seconds = retryHints["retry-after"] === undefined ? undefined : Number(retryHints["retry-after"])
-                  yield* routes.failed(deployment, `answered ${status}`, seconds)
-                  if (!last) continue
-                } else {
-                  yield* routes.succeeded(deployment)
-                }
-                const refusal = upstreamRefusal(input, status, body, admitted(admission, hints), relayedFor(input))
-                if (refusal._tag === "WorkspaceKeyRefused") {
-                  yield* Effect.forkDaemon(Effect.ignore(credentials.recordRefusal(
-                    principal.workspace.id,
-                    input.provider.id,
-                    `The provider refused the key (status ${status}).`
-                  )))
-                }
-                return yield* refuse(input, admission, started, refusal)
-              }
-              const unusable = unusableAnswer(input.stream, kind.streamContentType, response.headers)
-              if (unusable !== undefined) {
-                // Not read: whatever it is, it is not the answer asked for.
-                discard(response.body)
-                yield* routes.failed(deployment, `malformed: ${unusable}`, undefined)
-                return yield* refuse(
-                  input,
-                  admission,
-                  started,
-                  unavailable(new UpstreamFailure({ kind: "malformed", detail: unusable }), admitted(admission))
-                )
-              }
-              yield* routes.succeeded(deployment)
-              const rateHeaders = admissionHeaders(input.provider, admission.readings)
-              const headers = hints === noHeaders ? rateHeaders : { ...rateHeaders, ...hints }
-              return input.stream
-                ? relayStream(input, kind, admission, started, response, headers)
-                : yield* relayJson(input, kind, call, admission, started, response.whole ?? unread, headers)
+              })
             }
-          })), (cause) => {
-            if (!Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-            if (answer !== undefined) discard(answer.body)
-            const ended = inFlight === undefined
-              ? (input.budget === undefined ? Effect.void : input.budget.settle(0))
-              : record(input, inFlight, started, { status: 499, outcome: "cancelled", inputTokens: input.estimatedInputTokens, outputTokens: 0 })
-            return Effect.zipRight(ended, Effect.failCause(cause))
-          }))
+            return attempt(0)
+          }
+
+          // The workspace's own key when it has one for this provider: never the service's key instead.
+          const withKey = (admission: Admission) =>
+            Effect.matchEffect(credentials.keyFor(principal.workspace.id, input.provider.id), {
+              onFailure: (failure) =>
+                refuse(input, admission, started, new WorkspaceKeyUnusable({
+                  provider: input.provider.id,
+                  reason: failure._tag === "ProviderKeyUnreadable" ? "unreadable" : "unavailable",
+                  ...admitted(admission)
+                })),
+              onSuccess: (key) => {
+                input.ownKey = Option.getOrUndefined(key)
+                return send(admission)
+              }
+            })
+
+          const admit = () =>
+            Effect.flatMap(
+              rateLimits.admit({ principal, family: input.family, model: input.model, tokens: input.reservedTokens }),
+              (admission) =>
+                // Every budget that applies holds the request's largest possible cost before it goes upstream; refused,
+                // its rate-limit tokens go back. The reservation is given back if the client leaves before the request is sent.
+                input.endpoint === undefined ? withKey(admission) : Effect.matchEffect(
+                  budgets.reserve(
+                    principal,
+                    prices.cost(input.model, { inputTokens: input.estimatedInputTokens, outputTokens: input.usageCeiling.outputTokens }),
+                    admission.readings
+                  ),
+                  {
+                    onFailure: (refusal) => Effect.zipRight(admission.settle(0), Effect.fail(refusal)),
+                    onSuccess: (hold) => {
+                      input.budget = hold
+                      return withKey(admission)
+                    }
+                  }
+                )
+            )
+
+          // The client left before the answer (499, nginx's "client closed request"): the upstream exchange is stopped,
+          // its answer, if it came, ended unread, and the request is billed for the prompt the upstream was sent, as a
+          // cancelled stream is. Effect.onInterrupt's rule (interruption only) in one masked step over the request.
+          return Effect.uninterruptibleMask((restore) => {
+            started = performance.now()
+            // A billable request whose record could not be kept is refused before it costs anything.
+            return Effect.catchAllCause(restore(input.endpoint === undefined ? admit() : andThen(recorder.requireDurable, admit)), (cause) => {
+              if (!Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+              input.stop?.()
+              if (answer !== undefined) discard(answer.body)
+              const ended = inFlight === undefined
+                ? (input.budget === undefined ? Effect.void : input.budget.settle(0))
+                : record(input, inFlight, started, { status: 499, outcome: "cancelled", inputTokens: input.estimatedInputTokens, outputTokens: 0 })
+              return Effect.zipRight(ended, Effect.failCause(cause))
+            })
+          })
         }
       }
     })

@@ -153,6 +153,15 @@ export type ReadWhole = (status: number, headers: UpstreamResponse["headers"]) =
 const leftUnread: ReadWhole = () => undefined
 
 /**
+ * Where an exchange hands what stops it (the upstream request aborted, or its answer's read stopped), for a caller
+ * that stops it itself when interrupted (the Forwarder, whose own interruption handler runs anyway): the exchange
+ * then installs no canceller of its own, a masked step and its frames less. Cleared once the exchange has resumed.
+ */
+export interface ExchangeStop {
+  stop: (() => void) | undefined
+}
+
+/**
  * One keep-alive connection pool per upstream origin. Connect, first-byte and idle timeouts are
  * undici's own; interrupting a request (a client that went away) aborts its upstream exchange.
  */
@@ -163,7 +172,7 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
    * Sends a request and, when `readWhole` says so of its answer, reads the body whole in the same step (within
    * the shared budget): a JSON answer costs one asynchronous step, not one for its headers and one for its body.
    */
-  readonly exchange: (request: PreparedCall, readWhole: ReadWhole) => Effect.Effect<UpstreamAnswer, UpstreamFailure>
+  readonly exchange: (request: PreparedCall, readWhole: ReadWhole, held?: ExchangeStop) => Effect.Effect<UpstreamAnswer, UpstreamFailure>
   /** A JSON answer (or error body) whole, within UPSTREAM_MAX_JSON_BYTES (or maxBytes) and the shared budget. */
   readonly readAnswer: (body: Readable, maxBytes?: number) => Effect.Effect<Buffer, UpstreamFailure>
 }>() {
@@ -205,8 +214,8 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
         return address
       }
 
-      const exchange = (request: PreparedCall, wholeUpTo: ReadWhole) =>
-        Effect.async<UpstreamAnswer, UpstreamFailure>((resume) => {
+      const exchange = (request: PreparedCall, wholeUpTo: ReadWhole, held?: ExchangeStop) =>
+        Effect.async<UpstreamAnswer, UpstreamFailure>((resumeFiber) => {
           // Found as the request is sent, not in a step of its own before it (a throw is a defect either way).
           const { path, pool } = addressOf(request.url)
           // An emitter, not an AbortController: undici takes either, and this one costs far less.
@@ -216,6 +225,10 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
           let expired = false
           // Stops the body's read, if it is being read.
           let stopRead: (() => void) | undefined
+          const resume = (result: Effect.Effect<UpstreamAnswer, UpstreamFailure>) => {
+            if (held !== undefined) held.stop = undefined
+            resumeFiber(result)
+          }
           const deadline = setTimeout(() => {
             expired = true
             if (response === undefined) signal.emit("abort")
@@ -259,11 +272,13 @@ export class UpstreamClient extends Context.Tag("UpstreamClient")<UpstreamClient
               }
             )
           // Interrupted (the client went away): the upstream request is aborted, or its answer's read stopped.
-          return Effect.sync(() => {
+          const stop = () => {
             clearTimeout(deadline)
             signal.emit("abort")
             stopRead?.()
-          })
+          }
+          if (held === undefined) return Effect.sync(stop)
+          held.stop = stop
         })
 
       return {
