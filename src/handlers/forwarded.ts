@@ -39,13 +39,15 @@ import { graceEnded } from "./graceEnded"
  * The whole request body, refused beyond the limit. A large one (declared so, or found so as it comes) is read
  * only when `letIn` lets it in, decided before its first byte is read when its length is declared. The bytes are
  * received into one buffer of the declared length (no chunks kept and joined: the listeners, and so what they
- * hold, live as long as the request).
+ * hold, live as long as the request). The read resumes with `then` of the body: what follows it runs in the read's
+ * own step (no step of its own to hand the body on), a throw of `then` a defect as it would be in a step.
  */
-const readRequestBody = (
+const readRequestBody = <A>(
   request: http.IncomingMessage,
   limit: number,
-  letIn: () => Refusal | undefined
-): Effect.Effect<Buffer, Refusal> =>
+  letIn: () => Refusal | undefined,
+  then: (body: Buffer) => Effect.Effect<A, Refusal>
+): Effect.Effect<A, Refusal> =>
   Effect.async((resume) => {
     const declared = Number(request.headers["content-length"])
     const sized = Number.isInteger(declared) && declared >= 0 && declared <= limit
@@ -89,7 +91,13 @@ const readRequestBody = (
       const body = whole !== undefined ? (size === whole.length ? whole : whole.subarray(0, size)) : Buffer.concat(chunks ?? [], size)
       whole = undefined
       chunks = undefined
-      resume(Effect.succeed(body))
+      let next: Effect.Effect<A, Refusal>
+      try {
+        next = then(body)
+      } catch (defect) {
+        next = Effect.die(defect)
+      }
+      resume(next)
     })
   })
 
@@ -123,7 +131,7 @@ export const withForwardedBody = <A>(
   // larger, or of one not declared): no ticket to leave, so no finalizer; parsed and served in the read's step.
   const declared = Number(request.headers["content-length"])
   if (Number.isInteger(declared) && declared >= 0 && declared <= largeBodyBytes) {
-    return Effect.flatMap(readRequestBody(request, reading.maxBodyBytes, neverLarge), (body) => servedBody(endpoint, body, undefined, serve))
+    return readRequestBody(request, reading.maxBodyBytes, neverLarge, (body) => servedBody(endpoint, body, undefined, serve))
   }
   return Effect.suspend(() => {
     let ticket: LargeBodyTicket | undefined
@@ -135,25 +143,22 @@ export const withForwardedBody = <A>(
           return undefined
         }
       })
-    return readRequestBody(request, reading.maxBodyBytes, letIn).pipe(
-      Effect.flatMap((body): Effect.Effect<A, Refusal> => {
-        if (ticket === undefined) return servedBody(endpoint, body, undefined, serve)
-        // Its bytes are let go once parsed, though the request goes on for a while (upstream).
-        let bytes: Buffer | undefined = body
-        return ticket.process((release) => Effect.suspend(() => {
-          const large = bytes ?? Buffer.alloc(0)
-          bytes = undefined
-          const crowded = endpoint.scan?.(large)
-          if (crowded !== undefined) return Effect.fail(crowded)
-          // Parsed after a turn (servedBody parses when called), decoded and served after another.
-          return Effect.flatMap(
-            yieldToEventLoop,
-            () => servedBody(endpoint, large, release, (json, release) => Effect.flatMap(yieldToEventLoop, () => serve(json, release)))
-          )
-        }))
-      }),
-      Effect.ensuring(Effect.sync(() => ticket?.leave()))
-    )
+    return readRequestBody(request, reading.maxBodyBytes, letIn, (body): Effect.Effect<A, Refusal> => {
+      if (ticket === undefined) return servedBody(endpoint, body, undefined, serve)
+      // Its bytes are let go once parsed, though the request goes on for a while (upstream).
+      let bytes: Buffer | undefined = body
+      return ticket.process((release) => Effect.suspend(() => {
+        const large = bytes ?? Buffer.alloc(0)
+        bytes = undefined
+        const crowded = endpoint.scan?.(large)
+        if (crowded !== undefined) return Effect.fail(crowded)
+        // Parsed after a turn (servedBody parses when called), decoded and served after another.
+        return Effect.flatMap(
+          yieldToEventLoop,
+          () => servedBody(endpoint, large, release, (json, release) => Effect.flatMap(yieldToEventLoop, () => serve(json, release)))
+        )
+      }))
+    }).pipe(Effect.ensuring(Effect.sync(() => ticket?.leave())))
   })
 }
 
