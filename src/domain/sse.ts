@@ -93,6 +93,8 @@ export const leadingEncodedEvents = (text: string): { readonly events: Array<Sse
   // A carriage return ends a line wherever it is: such text is left to the parser whole.
   if (text.includes("\r")) return { events, end: 0 }
   let at = 0
+  // The last name read: a stream repeats its names (content_block_delta), kept rather than cut again.
+  let name = ""
   while (at < text.length) {
     let dataAt = at
     let event: string | undefined
@@ -100,7 +102,8 @@ export const leadingEncodedEvents = (text: string): { readonly events: Array<Sse
       const end = text.indexOf("\n", at)
       // A name, then the data line; an empty name is no name (the event is then written without it).
       if (end === -1 || end === at + 7) break
-      event = text.slice(at + 7, end)
+      if (end - at - 7 !== name.length || !text.startsWith(name, at + 7)) name = text.slice(at + 7, end)
+      event = name
       dataAt = end + 1
     }
     if (!text.startsWith("data: ", dataAt)) break
