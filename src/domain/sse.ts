@@ -2,6 +2,32 @@
 import { createParser } from "eventsource-parser"
 import { Chunk, Stream } from "effect"
 
+/** TextDecoder's option for a stream's pieces, made once. */
+const decodeStreaming = { stream: true }
+
+/**
+ * A stream's pieces as text, as TextDecoder's streaming decode gives them (the mark at the stream's start dropped),
+ * decoded whole where that gives the same text: nothing of a character held from the last piece and nothing left of
+ * one in this (its last byte ASCII). Node decodes a stream through ICU, several times slower than a whole text.
+ */
+export const utf8Pieces = (): (bytes: Uint8Array) => string => {
+  const streaming = new TextDecoder("utf-8", { ignoreBOM: true })
+  const whole = new TextDecoder("utf-8", { ignoreBOM: true })
+  let held = false
+  let started = false
+  return (bytes) => {
+    if (bytes.length === 0) return ""
+    const last = bytes[bytes.length - 1]!
+    let text = !held && last < 0x80 ? whole.decode(bytes) : streaming.decode(bytes, decodeStreaming)
+    held = last >= 0x80
+    if (!started && text !== "") {
+      started = true
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+    }
+    return text
+  }
+}
+
 /** A data-only event (`data: <json>`), as chat-completion and FIM streams use. */
 export const dataEvent = (payload: unknown): string => `data: ${JSON.stringify(payload)}\n\n`
 
@@ -49,7 +75,7 @@ export const sseDecoder = (): SseDecoder => {
   })
   return {
     feed: (bytes) => {
-      parser.feed(text.decode(bytes, { stream: true }))
+      parser.feed(text.decode(bytes, decodeStreaming))
       const events = pending
       pending = []
       return events
@@ -58,27 +84,43 @@ export const sseDecoder = (): SseDecoder => {
 }
 
 /**
- * Where `text` is a run of whole events each written exactly as encodeSseEvent writes it (`event: <name>\n` with a
- * name, one `data: <data>\n`, the blank line; no comment, id or carriage return): relayed unchanged, such text is
- * their encoding. An index scan, nothing allocated: this runs for every chunk of every stream.
+ * Splits `text` into the events encodeSseEvent writes (`event: <name>\n` with a name, one `data: <data>\n`, the blank
+ * line; no comment, id or carriage return), as eventsource-parser would give them, from its start up to the first
+ * text that is not one: the events and where that text begins (`text.length` when all of it is). One index scan.
  */
-export const isEncodedEvents = (text: string): boolean => {
-  if (text.includes("\r")) return false
+export const leadingEncodedEvents = (text: string): { readonly events: Array<SseEvent>; readonly end: number } => {
+  const events: Array<SseEvent> = []
+  // A carriage return ends a line wherever it is: such text is left to the parser whole.
+  if (text.includes("\r")) return { events, end: 0 }
   let at = 0
+  // The last name read: a stream repeats its names (content_block_delta), kept rather than cut again.
+  let name = ""
   while (at < text.length) {
+    let dataAt = at
+    let event: string | undefined
     if (text.startsWith("event: ", at)) {
       const end = text.indexOf("\n", at)
       // A name, then the data line; an empty name is no name (the event is then written without it).
-      if (end === -1 || end === at + 7) return false
-      at = end + 1
+      if (end === -1 || end === at + 7) break
+      if (end - at - 7 !== name.length || !text.startsWith(name, at + 7)) name = text.slice(at + 7, end)
+      event = name
+      dataAt = end + 1
     }
-    if (!text.startsWith("data: ", at)) return false
-    const end = text.indexOf("\n", at)
-    if (end === -1 || text.charCodeAt(end + 1) !== 10) return false
+    if (!text.startsWith("data: ", dataAt)) break
+    const end = text.indexOf("\n", dataAt)
+    if (end === -1 || text.charCodeAt(end + 1) !== 10) break
+    const data = text.slice(dataAt + 6, end)
+    events.push(event === undefined ? { data } : { event, data })
     at = end + 2
   }
-  return true
+  return { events, end: at }
 }
+
+/**
+ * Where `text` is a run of whole events each written exactly as encodeSseEvent writes them: relayed unchanged, such
+ * text is their encoding.
+ */
+export const isEncodedEvents = (text: string): boolean => leadingEncodedEvents(text).end === text.length
 
 /** Decodes an untrusted stream's events (see boundedSseDecoder). */
 export interface BoundedSseDecoder {
@@ -98,32 +140,37 @@ export interface BoundedSseDecoder {
  * with the data lines of an event that never ends), so the bound is loose by one chunk.
  */
 export const boundedSseDecoder = (maxEventBytes: number): BoundedSseDecoder => {
-  const text = new TextDecoder()
+  const decode = utf8Pieces()
+  // The events of the feed under way, which the parser adds to.
   let pending: Array<SseEvent> = []
   let sinceBoundary = 0
-  let boundary = false
   // Whether the text fed so far ends between events (nothing of an event pending in the parser).
   let between = true
+  // Whether the parser was fed: until then it would take a byte order mark at the start of its text as one.
+  let parserFed = false
   let asEncoded: string | undefined
-  const parser = createParser({
-    onEvent: (message) => {
-      boundary = true
-      pending.push(message.event === undefined ? { data: message.data } : { event: message.event, data: message.data })
-    }
-  })
+  const parser = createParser({ onEvent: (message) => void pending.push(message) })
   return {
     feed: (bytes) => {
       sinceBoundary += bytes.length
-      boundary = false
-      const fed = text.decode(bytes, { stream: true })
-      parser.feed(fed)
-      asEncoded = between && fed !== "" && isEncodedEvents(fed) ? fed : undefined
+      const fed = decode(bytes)
+      // Between events, the whole events the text opens with are split here in one scan (the parser would find the
+      // same); the parser is fed only what follows them, from a boundary, so it is in the same state after.
+      const leading = between ? leadingEncodedEvents(fed) : undefined
+      const events = leading === undefined ? [] : leading.events
+      const rest = leading === undefined ? 0 : leading.end
+      if (rest < fed.length || !parserFed) {
+        pending = events
+        // Its first feed: a mark where the scan stopped is not at the stream's start, so not taken for one.
+        if (rest > 0 && !parserFed) parser.feed("")
+        parser.feed(fed.slice(rest))
+        parserFed = true
+      }
+      asEncoded = fed !== "" && leading !== undefined && rest === fed.length ? fed : undefined
       // A text that ends with a blank line leaves the parser between events, whatever came before it.
       if (fed !== "") between = fed.endsWith("\n\n")
-      if (boundary) sinceBoundary = 0
+      if (events.length > 0) sinceBoundary = 0
       else if (sinceBoundary > maxEventBytes) return undefined
-      const events = pending
-      pending = []
       return events
     },
     fedAsEncoded: () => asEncoded

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
-import { boundedSseDecoder, dataEvent, decodeSse, encodedEvents, encodeSseEvent, isEncodedEvents, namedEvent } from "../../src/domain/sse"
+import { boundedSseDecoder, dataEvent, decodeSse, encodedEvents, encodeSseEvent, isEncodedEvents, namedEvent, sseDecoder, utf8Pieces } from "../../src/domain/sse"
 
 const bytes = (text: string, cut: ReadonlyArray<number>) => {
   const encoded = new TextEncoder().encode(text)
@@ -69,5 +69,66 @@ describe("SSE codec", () => {
     expect(feed("data: 5\n\n")).toBe("data: 5\n\n")
     expect(feed(": ping\n\n")).toBeUndefined()
     expect(feed("data: 6\n\n")).toBe("data: 6\n\n")
+  })
+})
+
+describe("boundedSseDecoder against the parser alone", () => {
+  // Pieces of streams, well-formed or not: the scan must give what eventsource-parser gives, feed by feed.
+  const pieces = [
+    "data: x\n\n", "event: a\ndata: {\"b\":1}\n\n", ": ping\n\n", "data: a\ndata: b\n\n", "\r\n", "\ufeff", "\ufeffdata: m\n\n",
+    "id: 1\n", "event: \ndata: z\n\n", "data:q\n\n", "data: é€😀\n\n", "retry: 5\n", "\n", "data: p\r\n\r\n", "event: e\n",
+    "data: \n\n", "event:  spaced\ndata: s\n\n", "data: r\r", "nonsense\n", "data: [DONE]\n\n",
+    // What the parser takes for a mark at the start of its first text (the mark's bytes read as Latin-1).
+    "\u00ef\u00bb\u00bfdata: n\n\n"
+  ]
+  const random = (seed: number) => () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
+  const plain = (events: ReadonlyArray<{ readonly event?: string | undefined; readonly data: string }>) =>
+    events.map(({ data, event }) => (event === undefined ? { data } : { event, data }))
+
+  it("gives the same events for every feed, whatever the text and its cuts", () => {
+    const next = random(26)
+    for (let round = 0; round < 3000; round++) {
+      let text = ""
+      const count = 1 + Math.floor(next() * 8)
+      for (let i = 0; i < count; i++) text += pieces[Math.floor(next() * pieces.length)]
+      const encoded = new TextEncoder().encode(text)
+      const cuts = [0]
+      for (let at = 0; at < encoded.length;) {
+        at = next() < 0.3 ? encoded.length : Math.min(encoded.length, at + 1 + Math.floor(next() * 40))
+        cuts.push(at)
+      }
+      const bounded = boundedSseDecoder(1 << 20)
+      const reference = sseDecoder()
+      for (let i = 1; i < cuts.length; i++) {
+        const bytes = encoded.slice(cuts[i - 1], cuts[i])
+        const events = bounded.feed(bytes) ?? []
+        expect(plain(events), JSON.stringify({ text, cuts })).toEqual(plain(reference.feed(bytes)))
+        const asFed = bounded.fedAsEncoded()
+        if (asFed !== undefined) expect(asFed).toBe(encodedEvents(events, events.length))
+      }
+    }
+  })
+})
+
+describe("utf8Pieces", () => {
+  it("gives TextDecoder's streaming text for every piece, invalid bytes and marks included", () => {
+    const next = (() => {
+      let seed = 7
+      return () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
+    })()
+    const parts = [[0x61], [0x0a], [0xc3, 0xa9], [0xe2, 0x82, 0xac], [0xf0, 0x9f, 0x98, 0x80], [0xef, 0xbb, 0xbf], [0x80], [0xc3], [0xe2, 0x82], [0xf0, 0x9f], [0xff], [0xed, 0xa0, 0x80], [0xc0, 0xaf]]
+    for (let round = 0; round < 5000; round++) {
+      const bytes: Array<number> = []
+      const count = 1 + Math.floor(next() * 12)
+      for (let i = 0; i < count; i++) bytes.push(...parts[Math.floor(next() * parts.length)]!)
+      const reference = new TextDecoder()
+      const pieces = utf8Pieces()
+      for (let at = 0; at < bytes.length;) {
+        const end = Math.min(bytes.length, at + 1 + Math.floor(next() * 6))
+        const piece = Uint8Array.from(bytes.slice(at, end))
+        expect(pieces(piece), JSON.stringify({ bytes, at, end })).toBe(reference.decode(piece, { stream: true }))
+        at = end
+      }
+    }
   })
 })

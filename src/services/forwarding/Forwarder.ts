@@ -1,5 +1,6 @@
 import { Cause, Effect, Context, Exit, Layer, Option, Redacted, type Tracer } from "effect"
 import * as crypto from "node:crypto"
+import { isAscii } from "node:buffer"
 import { AppConfig } from "../../config"
 import { catalogFamily } from "../../domain/rateLimits"
 import { answerableStatus, type Problem } from "../../domain/problem"
@@ -52,8 +53,8 @@ import type { EndpointCall, EndpointDeclaration } from "../endpoints/endpointCal
 
 /** Where a relayed stream goes: the client's connection, after the status and headers. */
 export interface StreamSink {
-  /** Sends text; false when the client's buffer is full and reading should wait for `onDrain`. */
-  readonly write: (text: string) => boolean
+  /** Sends text (or the upstream's bytes of it); false when the client's buffer is full and reading should wait for `onDrain`. */
+  readonly write: (text: string | Uint8Array) => boolean
   readonly onDrain: (resume: () => void) => void
   /** The clean end of the stream. */
   readonly end: () => void
@@ -475,9 +476,11 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                   )
                 }
               }
-              const text = relayed(events, decoder.fedAsEncoded?.())
-              // One write per upstream chunk, however many events it held.
-              if (text !== "" && !sink.write(text)) {
+              const fed = decoder.fedAsEncoded?.()
+              const text = relayed(events, fed)
+              // One write per upstream chunk, however many events it held: the chunk itself when the text is its
+              // bytes unchanged (all ASCII, nothing of a character carried in), which the socket takes without encoding.
+              if (text !== "" && !sink.write(text === fed && text.length === chunk.length && isAscii(chunk) ? chunk : text)) {
                 body.pause()
                 sink.onDrain(() => body.resume())
               }
