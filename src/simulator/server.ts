@@ -39,5 +39,7 @@ const address = Layer.effect(
 /** The simulator on its own port (port 0 picks a free one; loopback by default); needs settings and a tokenizer. */
 export const SimulatorServerLive = (options: { readonly port?: number; readonly host?: string } = {}) =>
   Layer.merge(simulatorServe, address).pipe(
-    Layer.provide(NodeHttpServer.layer(createServer, { port: options.port ?? 0, host: options.host ?? "127.0.0.1" }))
+    // A gateway under a burst opens many upstream connections at once: Node's default queue (511) would drop some,
+    // and their SYN retransmission (a second) would read as the gateway's stall.
+    Layer.provide(NodeHttpServer.layer(createServer, { port: options.port ?? 0, host: options.host ?? "127.0.0.1", backlog: 4096 }))
   )
