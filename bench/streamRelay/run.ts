@@ -1,67 +1,64 @@
 // `npm run bench:stream-relay`: what a relayed stream's chunks cost in the service's own code, per chunk: the kind's
-// decoder (src/domain/sse.ts), the protocol's observe and the relayed text (as Forwarder's chunkRelay makes it), over
-// two streams recorded from the simulator (chat.sse: 20 chunks, the usage chunk, [DONE]; messages.sse: 20 deltas and
-// the framing events), read as one piece (a zero-delay stream, as bench:allocations sends) and one event a read (a
-// paced stream). Against `before`, the decoder as it was (every text through eventsource-parser, then
-// isEncodedEvents), in the same run. Bytes as in bench:schema-decode: a young generation larger than a batch, the
-// heap's growth over a batch, the median of several batches.
+// decoder (src/domain/sse.ts), the protocol's observe, what is sent of the chunk (as Forwarder's chunkRelay makes it)
+// and the response's write taking it (a text flattened, measured and encoded; bytes taken as they are), over two
+// streams recorded from the simulator (chat.sse: 20 chunks, the usage chunk, [DONE]; messages.sse: 20 deltas and the
+// framing events), read as one piece (a zero-delay stream, as bench:allocations sends) and one event a read (a paced
+// stream). Against `before`, the usage cut as it was: a new text of the chunk's slices (withoutUsageText), in the
+// same run. Bytes as in bench:schema-decode: a young generation larger than a batch, the heap's growth over a batch,
+// the median of several batches.
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { createParser } from "eventsource-parser"
-import { boundedSseDecoder, type BoundedSseDecoder, encodedEvents, encodeSseEvent, isEncodedEvents, type SseEvent } from "../../src/domain/sse"
+import { isAscii } from "node:buffer"
+import { boundedSseDecoder, encodedEvents, encodeSseEvent, noDrops, relayedChunk, type SseEvent } from "../../src/domain/sse"
 import { chatCompletionsProtocol } from "../../src/providers/providerA/protocol"
 import { messagesProtocol } from "../../src/providers/providerB/protocol"
 import { emptyTally, type Protocol } from "../../src/providers/protocol"
-import { withoutUsage, withoutUsageText } from "../../src/services/endpoints/ChatCompletions"
+import { usageDrops, withoutUsage } from "../../src/services/endpoints/ChatCompletions"
 
 const gc = (globalThis as { gc?: () => void }).gc
 if (gc === undefined) throw new Error("run with --expose-gc (npm run bench:stream-relay does)")
 
-/** The decoder before this change: the parser for every text, then the scan for fedAsEncoded. */
-const before = (maxEventBytes: number): BoundedSseDecoder => {
-  const text = new TextDecoder()
-  let pending: Array<SseEvent> = []
-  let sinceBoundary = 0
-  let boundary = false
-  let between = true
-  let asEncoded: string | undefined
-  const parser = createParser({
-    onEvent: (message) => {
-      boundary = true
-      pending.push(message.event === undefined ? { data: message.data } : { event: message.event, data: message.data })
+/** The usage cut before this change (ChatCompletions.ts at bd01058): a new text of the chunk's slices. */
+const withoutUsageText = (text: string, events: ReadonlyArray<SseEvent>): string => {
+  let sent = ""
+  let from = 0
+  let start = 0
+  for (const { data, event } of events) {
+    const end = start + (event === undefined ? 0 : event.length + 8) + data.length + 8
+    const at = nullUsageCut(data)
+    if (at !== -1) {
+      const cut = at === undefined ? start : end - 2 - data.length + at
+      sent += text.slice(from, cut)
+      from = at === undefined ? end : cut + 13
     }
-  })
-  return {
-    feed: (bytes) => {
-      sinceBoundary += bytes.length
-      boundary = false
-      const fed = text.decode(bytes, { stream: true })
-      parser.feed(fed)
-      asEncoded = between && fed !== "" && isEncodedEvents(fed) ? fed : undefined
-      if (fed !== "") between = fed.endsWith("\n\n")
-      if (boundary) sinceBoundary = 0
-      else if (sinceBoundary > maxEventBytes) return undefined
-      const events = pending
-      pending = []
-      return events
-    },
-    fedAsEncoded: () => asEncoded
+    start = end
   }
+  return from === 0 ? text : sent + text.slice(from)
+}
+
+/** As ChatCompletions' own (not exported): where the null usage member is cut, -1 for none, undefined to drop. */
+const nullUsageCut = (data: string): number | undefined => {
+  if (data.endsWith(',"usage":null}')) return data.length - 14
+  if (data === "[DONE]" || !data.includes('"usage"')) return -1
+  if (data.includes('"choices":[]')) return undefined
+  const after = data.indexOf(',"usage":null')
+  if (after !== -1 && (data[after + 13] === "," || data[after + 13] === "}")) return after
+  return data.indexOf('"usage":null,')
 }
 
 interface Recorded {
   readonly name: string
   readonly protocol: Protocol
   readonly relayEvent: ((event: SseEvent) => SseEvent | undefined) | undefined
-  readonly relayText: ((text: string, events: ReadonlyArray<SseEvent>) => string) | undefined
+  readonly relayDrops: ((events: ReadonlyArray<SseEvent>) => ReadonlyArray<number>) | undefined
   readonly bytes: Buffer
 }
 
 const read = (file: string) => fs.readFileSync(path.join(import.meta.dirname, file))
 const streams: ReadonlyArray<Recorded> = [
   // The client did not ask for usage: the relay cuts it (as the gateway benchmark's chat stream).
-  { name: "chat", protocol: chatCompletionsProtocol, relayEvent: withoutUsage, relayText: withoutUsageText, bytes: read("chat.sse") },
-  { name: "messages", protocol: messagesProtocol, relayEvent: undefined, relayText: undefined, bytes: read("messages.sse") }
+  { name: "chat", protocol: chatCompletionsProtocol, relayEvent: withoutUsage, relayDrops: usageDrops, bytes: read("chat.sse") },
+  { name: "messages", protocol: messagesProtocol, relayEvent: undefined, relayDrops: undefined, bytes: read("messages.sse") }
 ]
 
 /** The upstream's reads: the whole stream at once, or each event alone. */
@@ -76,9 +73,23 @@ const readsOf = (bytes: Buffer, paced: boolean): ReadonlyArray<Buffer> => {
   return reads
 }
 
-/** One stream relayed as Forwarder's data handler does (chunkRelay, the native kind): the texts' total length. */
-const relayOnce = (stream: Recorded, reads: ReadonlyArray<Buffer>, decoderOf: (max: number) => BoundedSseDecoder): number => {
-  const decoder = decoderOf(1 << 20)
+/** Where the socket encodes a text (Node's stream write: into storage of its own, on the stack below 16 KB). */
+const storage = Buffer.allocUnsafe(1 << 16)
+
+/**
+ * What the response's write does with what is sent: a text measured for its chunk's size line (flattening it) and
+ * encoded into the socket's storage; bytes taken as they are.
+ */
+const written = (sent: string | Buffer): number => {
+  if (typeof sent !== "string") return sent.length
+  const length = Buffer.byteLength(sent)
+  storage.write(sent)
+  return length
+}
+
+/** One stream relayed as Forwarder's data handler does (chunkRelay, the native kind): the bytes written. */
+const relayOnce = (stream: Recorded, reads: ReadonlyArray<Buffer>, asBefore: boolean): number => {
+  const decoder = boundedSseDecoder(1 << 20)
   const tally = emptyTally(26)
   let sent = 0
   for (const chunk of reads) {
@@ -87,17 +98,21 @@ const relayOnce = (stream: Recorded, reads: ReadonlyArray<Buffer>, decoderOf: (m
       if (!stream.protocol.observe(events[index]!, tally)) throw new Error(`${stream.name}: event not valid`)
     }
     const fed = decoder.fedAsEncoded?.()
-    let text: string
-    if (fed !== undefined && stream.relayText !== undefined) text = stream.relayText(fed, events)
-    else if (stream.relayEvent === undefined) text = fed ?? encodedEvents(events, events.length)
+    let out: string | Buffer
+    if (fed !== undefined && stream.relayDrops !== undefined) {
+      if (asBefore) {
+        const text = withoutUsageText(fed, events)
+        out = text === fed && text.length === chunk.length && isAscii(chunk) ? chunk : text
+      } else out = relayedChunk(fed, chunk, stream.relayDrops(events))
+    } else if (stream.relayEvent === undefined) out = fed === undefined ? encodedEvents(events, events.length) : relayedChunk(fed, chunk, noDrops)
     else {
-      text = ""
+      out = ""
       for (const event of events) {
         const relayed = stream.relayEvent(event)
-        if (relayed !== undefined) text += encodeSseEvent(relayed)
+        if (relayed !== undefined) out += encodeSseEvent(relayed)
       }
     }
-    sent += text.length
+    sent += written(out)
   }
   if (!tally.terminated) throw new Error(`${stream.name}: not terminated`)
   return sent
@@ -127,12 +142,12 @@ for (const stream of streams) {
   for (const paced of [false, true]) {
     const reads = readsOf(stream.bytes, paced)
     const events = readsOf(stream.bytes, true).length
-    if (relayOnce(stream, reads, before) !== relayOnce(stream, reads, boundedSseDecoder)) throw new Error("relayed texts differ")
+    if (relayOnce(stream, reads, true) !== relayOnce(stream, reads, false)) throw new Error("relayed lengths differ")
     // Interleaved, twice each, the second of each kept: both ran warm on the same machine state.
-    measure(() => relayOnce(stream, reads, before), 200, 3)
-    measure(() => relayOnce(stream, reads, boundedSseDecoder), 200, 3)
-    const old = measure(() => relayOnce(stream, reads, before), 300, 9)
-    const now = measure(() => relayOnce(stream, reads, boundedSseDecoder), 300, 9)
+    measure(() => relayOnce(stream, reads, true), 200, 3)
+    measure(() => relayOnce(stream, reads, false), 200, 3)
+    const old = measure(() => relayOnce(stream, reads, true), 300, 9)
+    const now = measure(() => relayOnce(stream, reads, false), 300, 9)
     rows.push(
       `| ${stream.name} | ${paced ? "one event a read" : "one read"} | ${events} | ${old.micros.toFixed(1)} | ${now.micros.toFixed(1)} | ` +
         `${Math.round(old.bytes)} | ${Math.round(now.bytes)} | ${(old.micros / events).toFixed(2)} → ${(now.micros / events).toFixed(2)} | ` +

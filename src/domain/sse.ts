@@ -1,4 +1,5 @@
 // Server-sent events as the providers write them, and a decoder for relaying upstream streams.
+import { isAscii } from "node:buffer"
 import { createParser } from "eventsource-parser"
 import { Chunk, Stream } from "effect"
 
@@ -56,6 +57,38 @@ export const encodedEvents = (events: ReadonlyArray<SseEvent>, count: number): s
   let text = ""
   for (let index = 0; index < count; index++) text += encodeSseEvent(events[index]!)
   return text
+}
+
+/** What is dropped of a chunk whose events all pass unchanged. */
+export const noDrops: ReadonlyArray<number> = []
+
+/**
+ * A relayed chunk: its text less the ranges dropped of it (start and end pairs, in order). When the upstream's bytes
+ * are that text (all ASCII, as many: nothing of a character carried in) they are what is sent, less those ranges,
+ * copied once: the socket takes bytes as they are, where a text (a string of slices at that) is flattened and
+ * encoded again. Nothing dropped: the bytes themselves, or the text.
+ */
+export const relayedChunk = (text: string, bytes: Buffer, drops: ReadonlyArray<number>): string | Buffer => {
+  const asBytes = text.length === bytes.length && isAscii(bytes)
+  if (drops.length === 0) return asBytes ? bytes : text
+  if (!asBytes) {
+    let kept = ""
+    let from = 0
+    for (let index = 0; index < drops.length; index += 2) {
+      kept += text.slice(from, drops[index])
+      from = drops[index + 1]!
+    }
+    return kept + text.slice(from)
+  }
+  // One copy of the bytes, each kept range then moved up over what is dropped before it.
+  const kept = Buffer.from(bytes)
+  let at = drops[0]!
+  for (let index = 1; index < drops.length; index += 2) {
+    const to = drops[index + 1] ?? bytes.length
+    kept.copyWithin(at, drops[index]!, to)
+    at += to - drops[index]!
+  }
+  return kept.subarray(0, at)
 }
 
 /** Decodes bytes into events as they complete; keeps what an unfinished event has so far. */

@@ -7,7 +7,7 @@ import { AppConfig } from "../../config"
 import { modelsListPath } from "../../providers/modelsList"
 import { ModelNotFound, OutputLimitExceeded } from "../../domain/refusals"
 import { tooManyMessages } from "../../domain/requestBounds"
-import type { SseEvent } from "../../domain/sse"
+import { noDrops, type SseEvent } from "../../domain/sse"
 import { providerA } from "../../providers/providerA/dialect"
 import { ModelCatalog } from "../forwarding/ModelCatalog"
 import { Tokenizer } from "../forwarding/Tokenizer"
@@ -54,26 +54,28 @@ export const withoutUsage = (event: SseEvent): SseEvent | undefined => {
 }
 
 /**
- * withoutUsage made on a chunk's text that is exactly its events' encoding (see isEncodedEvents: each event one
- * `data: ` line, nothing else): the same bytes, cut from the text rather than each event changed and encoded again.
+ * withoutUsage made on a chunk whose text is exactly its events' encoding (see isEncodedEvents: each event one
+ * `data: ` line, nothing else): the ranges of that text it removes, start and end pairs in order (none when no event
+ * changes), for the relay to cut from the text or from the upstream's bytes of it (see relayedChunk).
  */
-export const withoutUsageText = (text: string, events: ReadonlyArray<SseEvent>): string => {
-  let sent = ""
-  // The text up to `from` is settled (in `sent`); `start` is where the next event's encoding begins.
-  let from = 0
+export const usageDrops = (events: ReadonlyArray<SseEvent>): ReadonlyArray<number> => {
+  let drops: Array<number> | undefined
+  // `start` is where the next event's encoding begins.
   let start = 0
   for (const { data, event } of events) {
     const end = start + (event === undefined ? 0 : event.length + 8) + data.length + 8
     const at = nullUsageCut(data)
     if (at !== -1) {
       // Dropped: its whole encoding; else its null usage member, inside the data line that ends the encoding.
-      const cut = at === undefined ? start : end - 2 - data.length + at
-      sent += text.slice(from, cut)
-      from = at === undefined ? end : cut + nullUsageCutLength
+      const from = at === undefined ? start : end - 2 - data.length + at
+      const to = at === undefined ? end : from + nullUsageCutLength
+      // A literal the first time: an empty array's first push reserves room for seventeen.
+      if (drops === undefined) drops = [from, to]
+      else drops.push(from, to)
     }
     start = end
   }
-  return from === 0 ? text : sent + text.slice(from)
+  return drops ?? noDrops
 }
 
 const nullUsage = '"usage":null'
@@ -168,7 +170,7 @@ export class ChatCompletions extends Context.Tag("ChatCompletions")<ChatCompleti
             // max_completion_tokens bounds the reasoning tokens too, which the usage counts as output.
             usageCeiling: usageCeiling(model, request.max_completion_tokens ?? request.max_tokens),
             relayEvent: dropsUsage ? withoutUsage : undefined,
-            relayText: dropsUsage ? withoutUsageText : undefined
+            relayDrops: dropsUsage ? usageDrops : undefined
           }))
         }
       }

@@ -46,10 +46,11 @@ export interface EndpointCall {
   /** What the client sees of each upstream event; undefined drops it. */
   readonly relayEvent?: (event: SseEvent) => SseEvent | undefined
   /**
-   * relayEvent made on a stream chunk's text that is exactly its events' encoding (the decoder's fedAsEncoded): the
-   * bytes encoding every relayed event gives, without changing and encoding each. Absent: each event is relayed.
+   * relayEvent made on a stream chunk that is exactly its events' encoding (the decoder's fedAsEncoded): the ranges of
+   * that text (start and end pairs, in order) which relaying and encoding each event would remove, so that what is
+   * sent is the chunk less them, without changing and encoding each event. Absent: each event is relayed.
    */
-  readonly relayText?: (text: string, events: ReadonlyArray<SseEvent>) => string
+  readonly relayDrops?: (events: ReadonlyArray<SseEvent>) => ReadonlyArray<number>
 }
 
 /** An endpoint's check: its refusals (fields, model, context, bounds) before anything is reserved. */

@@ -1,6 +1,5 @@
 import { Cause, Effect, Context, Exit, Layer, Option, Redacted, type Tracer } from "effect"
 import * as crypto from "node:crypto"
-import { isAscii } from "node:buffer"
 import { AppConfig } from "../../config"
 import { catalogFamily } from "../../domain/rateLimits"
 import { answerableStatus, type Problem } from "../../domain/problem"
@@ -21,7 +20,7 @@ import { admissionHeaders, problemOf } from "../../providers/render"
 import { boundedCost, boundUsage, settledTokens, type UsageCeiling } from "../../domain/usageBounds"
 import { billedOutputTokens, emptyTally, parseJson, type Protocol } from "../../providers/protocol"
 import { boundedRetryHints, makeRedactor, redactBoth, relayedProblem } from "../../providers/untrusted"
-import { encodedEvents, encodeSseEvent, type SseEvent } from "../../domain/sse"
+import { encodedEvents, encodeSseEvent, noDrops, relayedChunk, type SseEvent } from "../../domain/sse"
 import type { LimitFamily } from "../../domain/workspaceSettings"
 import type { Principal } from "../../domain/principal"
 import { Metrics } from "../../platform/Metrics"
@@ -110,8 +109,8 @@ interface Exchange extends ExchangeStop {
   readonly usageCeiling: UsageCeiling
   /** What the client sees of each upstream event; undefined drops it. Default: the event unchanged. */
   readonly relayEvent: ((event: SseEvent) => SseEvent | undefined) | undefined
-  /** relayEvent made on a stream chunk's own text (see EndpointCall.relayText). */
-  readonly relayText: ((text: string, events: ReadonlyArray<SseEvent>) => string) | undefined
+  /** relayEvent made on a stream chunk's own text (see EndpointCall.relayDrops). */
+  readonly relayDrops: ((events: ReadonlyArray<SseEvent>) => ReadonlyArray<number>) | undefined
   readonly requestId: string | undefined
   /** The workspace's own key for the provider, once looked up; undefined when it has none. */
   ownKey: Redacted.Redacted<string> | undefined
@@ -198,15 +197,16 @@ const relayedBy = (
 }
 
 /**
- * A stream chunk's events as the client gets them, encoded. `fed` is the chunk's text when it is exactly their
- * encoding: the endpoint's relay is made on that text where it has a text form and the kind changes nothing of its
- * own; else the text is sent as it came while every event is relayed unchanged, encoded from the first one that is not.
+ * A stream chunk's events as the client gets them. `fed` is the chunk's text when it is exactly their encoding: the
+ * endpoint's relay is made on that text where it has a text form (the ranges it drops) and the kind changes nothing
+ * of its own; else the text is sent as it came while every event is relayed unchanged, encoded from the first one that
+ * is not. What is sent of `fed` is the upstream's own bytes where they are its text (see relayedChunk).
  */
-const chunkRelay = (kind: UpstreamKind, input: Exchange): (events: ReadonlyArray<SseEvent>, fed: string | undefined) => string => {
+const chunkRelay = (kind: UpstreamKind, input: Exchange) => {
   const relayEvent = relayedBy(kind.relayEvent, input.relayEvent)
-  const relayText = kind.relayEvent === undefined ? input.relayText : undefined
-  return (events, fed) => {
-    if (fed !== undefined && relayText !== undefined) return relayText(fed, events)
+  const relayDrops = kind.relayEvent === undefined ? input.relayDrops : undefined
+  /** The events relayed and encoded; undefined when `fed` (their encoding) is given and none changes. */
+  const encoded = (events: ReadonlyArray<SseEvent>, fed: string | undefined): string | undefined => {
     let text = fed === undefined ? "" : undefined
     for (let index = 0; index < events.length; index++) {
       const event = events[index]!
@@ -217,7 +217,17 @@ const chunkRelay = (kind: UpstreamKind, input: Exchange): (events: ReadonlyArray
       }
       if (relayed !== undefined) text += encodeSseEvent(relayed)
     }
-    return text ?? fed ?? ""
+    return text
+  }
+  return {
+    /** Events as the client gets them, encoded (those read before a failure). */
+    events: (events: ReadonlyArray<SseEvent>): string => encoded(events, undefined) ?? "",
+    /** What is sent of a chunk (`bytes`) and its events. */
+    chunk: (events: ReadonlyArray<SseEvent>, fed: string | undefined, bytes: Buffer): string | Buffer => {
+      if (fed === undefined) return encoded(events, undefined) ?? ""
+      if (relayDrops !== undefined) return relayedChunk(fed, bytes, relayDrops(events))
+      return encoded(events, fed) ?? relayedChunk(fed, bytes, noDrops)
+    }
   }
 }
 
@@ -472,15 +482,13 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                 if (!input.protocol.observe(events[index]!, tally)) {
                   return fail(
                     new UpstreamFailure({ kind: "malformed", detail: "stream event not valid for the protocol" }),
-                    relayed(events.slice(0, index), undefined)
+                    relayed.events(events.slice(0, index))
                   )
                 }
               }
-              const fed = decoder.fedAsEncoded?.()
-              const text = relayed(events, fed)
-              // One write per upstream chunk, however many events it held: the chunk itself when the text is its
-              // bytes unchanged (all ASCII, nothing of a character carried in), which the socket takes without encoding.
-              if (text !== "" && !sink.write(text === fed && text.length === chunk.length && isAscii(chunk) ? chunk : text)) {
+              const sent = relayed.chunk(events, decoder.fedAsEncoded?.(), chunk)
+              // One write per upstream chunk, however many events it held.
+              if (sent.length !== 0 && !sink.write(sent)) {
                 body.pause()
                 sink.onDrain(() => body.resume())
               }
@@ -536,7 +544,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             estimatedInputTokens: call.estimatedInputTokens,
             usageCeiling: call.usageCeiling,
             relayEvent: call.relayEvent,
-            relayText: call.relayText,
+            relayDrops: call.relayDrops,
             requestId,
             ownKey: undefined,
             deployment: undefined,
