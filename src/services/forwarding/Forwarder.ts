@@ -618,7 +618,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                   metrics.upstreamFirstByte(input.provider.id, region, deployment.name, (response.headersAt - sentAt) / 1000)
                   exchangeSpan?.event("first_byte", nanosAt(response.headersAt), { "http.response.status_code": response.status })
                   const retryHints = pickHeaders(response.headers)
-                  const hints = deployment.simulated ? { ...retryHints, ...simulatedHeader } : retryHints
+                  const hints = deployment.simulated ? Object.assign({}, retryHints, simulatedHeader) : retryHints
                   if (response.status >= 300) {
                     // Its message, if it could be read (within maxErrorBodyBytes).
                     const raw = Buffer.isBuffer(response.whole) ? response.whole.toString("utf8") : ""
@@ -653,7 +653,8 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                   }
                   return andThen(routes.succeeded(deployment), () => {
                     const rateHeaders = admissionHeaders(input.provider, admission.readings)
-                    const headers = hints === noHeaders ? rateHeaders : { ...rateHeaders, ...hints }
+                    // Object.assign rather than a literal with two spreads, which makes new maps each call (Node 20): same object.
+                    const headers = hints === noHeaders ? rateHeaders : Object.assign({}, rateHeaders, hints)
                     return input.stream
                       ? Effect.succeed(relayStream(input, kind, admission, started, response, headers))
                       : relayJson(input, kind, call, admission, started, response.whole ?? unread, headers)
