@@ -577,7 +577,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             // The upstream continues the trace as a child of the exchange.
             const protocolHeaders = exchangeSpan === undefined
               ? input.upstreamHeaders ?? noHeaders
-              : { ...input.upstreamHeaders, traceparent: formatTraceparent(exchangeSpan) }
+              : Object.assign({}, input.upstreamHeaders, { traceparent: formatTraceparent(exchangeSpan) })
             const sentAt = performance.now()
             input.sentAt = sentAt
             input.span = exchangeSpan
