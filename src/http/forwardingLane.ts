@@ -6,6 +6,7 @@ import { AppConfig } from "../config"
 import { InvalidRequest } from "../domain/refusals"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import { forwardedServices, type ServeRequest, writeStream } from "../handlers/forwarded"
+import { flatMapNow } from "../services/forwarding/decidedNow"
 import type { Provider } from "../providers/provider"
 import { renderRefusal } from "../providers/render"
 import { AuthService } from "../services/identity/AuthService"
@@ -131,7 +132,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
         const answer = Effect.suspend(() =>
           Number(request.headers["content-length"]) > maxBodyBytes
             ? Effect.fail(refused(tooLarge(maxBodyBytes)))
-            : Effect.flatMap(
+            : flatMapNow(
               span("auth")(
                 checkKey(auth, address, request.headers as Record<string, string | undefined>, "COMPLETION_API", endpoint.provider.keyHeaders.xApiKey)
               ),

@@ -47,6 +47,7 @@ import type { Deployment, UpstreamOperation } from "../../domain/deployments"
 import { failsOver } from "../../domain/attemptOrder"
 import { type Attempt, type Route, Routes } from "./Routes"
 import { ModelCatalog } from "./ModelCatalog"
+import { matchEffectNow, flatMapNow } from "./decidedNow"
 import { kindOf, makeUpstreamKinds, secretsOf } from "./kinds"
 import type { UpstreamCall, UpstreamKind } from "./kinds/UpstreamKind"
 import type { EndpointCall, EndpointDeclaration } from "../endpoints/endpointCall"
@@ -602,7 +603,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                   : upstreamLimits.maxJsonAnswerBytes
               const refused = (refusal: UpstreamRefusal) => refuse(input, admission, started, refusal)
               // The exchange's stop is handed to `input`: the interruption handler below ends it (no canceller of its own).
-              return Effect.matchEffect(Effect.flatMap(kind.prepare(deployment, call), (prepared) => client.exchange(prepared, readWhole, input)), {
+              return Effect.matchEffect(flatMapNow(kind.prepare(deployment, call), (prepared) => client.exchange(prepared, readWhole, input)), {
                 // A failure before an answer: the next deployment may answer.
                 onFailure: (failure) => {
                   if (!last && failure.kind !== "overloaded") {
@@ -667,7 +668,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
 
           // The workspace's own key when it has one for this provider: never the service's key instead.
           const withKey = (admission: Admission) =>
-            Effect.matchEffect(credentials.keyFor(principal.workspace.id, input.provider.id), {
+            matchEffectNow(credentials.keyFor(principal.workspace.id, input.provider.id), {
               onFailure: (failure) =>
                 refuse(input, admission, started, new WorkspaceKeyUnusable({
                   provider: input.provider.id,
@@ -686,7 +687,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               (admission) =>
                 // Every budget that applies holds the request's largest possible cost before it goes upstream; refused,
                 // its rate-limit tokens go back. The reservation is given back if the client leaves before the request is sent.
-                input.endpoint === undefined ? withKey(admission) : Effect.matchEffect(
+                input.endpoint === undefined ? withKey(admission) : matchEffectNow(
                   budgets.reserve(
                     principal,
                     prices.cost(input.model, { inputTokens: input.estimatedInputTokens, outputTokens: input.usageCeiling.outputTokens }),
