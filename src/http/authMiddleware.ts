@@ -1,23 +1,25 @@
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Cause, Effect, Either, Layer, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../config"
 import type { Scope } from "../domain/apiKey"
 import { AdminAuth, bearerToken, ExportAuth, ProviderAAuth, ProviderBAuth, ProviderCAuth } from "../api/security"
-import { AuthService } from "../services/identity/AuthService"
+import { type AuthRefused, AuthService } from "../services/identity/AuthService"
 import { type Principal } from "../domain/principal"
 import { logDatabaseUnavailable } from "../platform/Database"
 import { LocalSecrets } from "../platform/LocalSecrets"
+import { succeeded } from "../services/forwarding/decidedNow"
 import { RateLimits } from "../services/limits/RateLimits"
 import { providerA } from "../providers/providerA/dialect"
 import { providerB } from "../providers/providerB/dialect"
 import { providerC } from "../providers/providerC/dialect"
 import { admissionHeaders, exportsStyle, renderRefusal } from "../providers/render"
 import { spansWhen } from "../platform/traceSpans"
-import { CredentialThrottle } from "../services/identity/CredentialThrottle/index"
+import { CredentialThrottle, type CredentialsThrottled } from "../services/identity/CredentialThrottle/index"
 import { retryHeaders } from "../providers/rateLimitHeaders"
 import { type ErrorFormat, type FormatErrors, problemAs } from "../api/errors/errorFormat"
 import type { Problem } from "../domain/problem"
+import type { StorageFailure } from "../platform/StorageFailure"
 
 /** A refused credential: the endpoint renders the problem in its format, with these headers. */
 export interface CredentialRefusal {
@@ -81,24 +83,40 @@ export const checkKey = (
   allowXApiKey: boolean
 ): Effect.Effect<Principal, CredentialRefusal> => {
   const { conflict, key } = presentedKey(headers, allowXApiKey)
-  return conflict
-    ? Effect.fail(conflicting)
-    : auth.authenticate(key, scope, address).pipe(
-      Effect.catchTags({
-        AuthRefused: (failure) =>
-          Effect.fail<CredentialRefusal>({
-            _tag: "CredentialRefusal",
-            problem: {
-              status: 401,
-              code: failure.reason === "scope" ? "insufficient_scope" : "invalid_api_key",
-              message: failure.description
-            },
-            headers: noHeaders
-          }),
-        CredentialsThrottled: (throttled) => Effect.fail(tooManyFailures(throttled.retryAfterMs)),
-        StorageFailure: (failure) => Effect.zipRight(logDatabaseUnavailable(failure.cause), Effect.fail(unavailable))
+  if (conflict) return Effect.fail(conflicting)
+  const authenticated = auth.authenticate(key, scope, address)
+  // A key known valid is already a success (an Exit): nothing to catch, no frame for it.
+  return succeeded(authenticated)
+    ? Effect.succeed(authenticated.value)
+    : Effect.catchAllCause(authenticated, refusedCredential)
+}
+
+/**
+ * A failed authentication as the caller's refusal; a defect or interruption passes. One handler made once, not
+ * `catchTags` with its cases and closures made for every request.
+ */
+const refusedCredential = (
+  cause: Cause.Cause<AuthRefused | CredentialsThrottled | StorageFailure>
+): Effect.Effect<never, CredentialRefusal> => {
+  const failure = Cause.failureOrCause(cause)
+  if (Either.isRight(failure)) return Effect.failCause(failure.right)
+  const refused = failure.left
+  switch (refused._tag) {
+    case "AuthRefused":
+      return Effect.fail({
+        _tag: "CredentialRefusal",
+        problem: {
+          status: 401,
+          code: refused.reason === "scope" ? "insufficient_scope" : "invalid_api_key",
+          message: refused.description
+        },
+        headers: noHeaders
       })
-    )
+    case "CredentialsThrottled":
+      return Effect.fail(tooManyFailures(refused.retryAfterMs))
+    case "StorageFailure":
+      return Effect.zipRight(logDatabaseUnavailable(refused.cause), Effect.fail(unavailable))
+  }
 }
 
 /** The client address `withClientAddress` (src/http/clientAddress.ts) set on the request. */

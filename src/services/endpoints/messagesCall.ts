@@ -32,5 +32,6 @@ export const checkedMessagesCall = (
     if (!servedOnRoute(route, principal, "provider_b", "messages", model)) {
       return yield* Either.left(new ModelNotFound({ model, modelsPath: modelsListPath(context.basePath, providerB, region) }))
     }
-    return passedBeta === undefined ? context.versionHeader : { ...context.versionHeader, "anthropic-beta": passedBeta }
+    // Object.assign rather than a literal spreading the version header, which makes new maps each call (Node 20).
+    return passedBeta === undefined ? context.versionHeader : Object.assign({}, context.versionHeader, { "anthropic-beta": passedBeta })
   })

@@ -4,6 +4,7 @@ import type { Refusal } from "../../domain/refusals"
 import type { EndpointCheck, EndpointDeclaration } from "../endpoints/endpointCall"
 import { type Forwarded, Forwarder } from "./Forwarder"
 import type { ReleaseLargeBodySlot } from "./LargeBodies"
+import { flatMapNow } from "./decidedNow"
 import { Routes } from "./Routes"
 
 /** How an endpoint's requests are served once decoded. */
@@ -33,7 +34,7 @@ export class EndpointForwarding extends Context.Tag("EndpointForwarding")<Endpoi
         const route = routes.route(endpoint.provider, region)
         if (Either.isLeft(route)) return Effect.fail(route.left)
         // The call is not copied into another object: the Forwarder builds its exchange once from the pieces.
-        return Effect.flatMap(check({ principal, region, route: route.right, payload, headers }), (call) => {
+        return flatMapNow(check({ principal, region, route: route.right, payload, headers }), (call) => {
           const forwarded = forwarder.forward(endpoint, principal, region, route.right, requestId, call)
           // A large body was read, checked and counted: its slot goes to the next while this one is upstream.
           return release === undefined ? forwarded : Effect.zipRight(release, forwarded)

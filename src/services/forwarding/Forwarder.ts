@@ -46,6 +46,7 @@ import type { Deployment, UpstreamOperation } from "../../domain/deployments"
 import { failsOver } from "../../domain/attemptOrder"
 import { type Attempt, type Route, Routes } from "./Routes"
 import { ModelCatalog } from "./ModelCatalog"
+import { matchEffectNow, flatMapNow } from "./decidedNow"
 import { kindOf, makeUpstreamKinds, secretsOf } from "./kinds"
 import type { UpstreamCall, UpstreamKind } from "./kinds/UpstreamKind"
 import type { EndpointCall, EndpointDeclaration } from "../endpoints/endpointCall"
@@ -585,7 +586,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
             // The upstream continues the trace as a child of the exchange.
             const protocolHeaders = exchangeSpan === undefined
               ? input.upstreamHeaders ?? noHeaders
-              : { ...input.upstreamHeaders, traceparent: formatTraceparent(exchangeSpan) }
+              : Object.assign({}, input.upstreamHeaders, { traceparent: formatTraceparent(exchangeSpan) })
             const sentAt = performance.now()
             input.sentAt = sentAt
             input.span = exchangeSpan
@@ -610,7 +611,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                   : upstreamLimits.maxJsonAnswerBytes
               const refused = (refusal: UpstreamRefusal) => refuse(input, admission, started, refusal)
               // The exchange's stop is handed to `input`: the interruption handler below ends it (no canceller of its own).
-              return Effect.matchEffect(Effect.flatMap(kind.prepare(deployment, call), (prepared) => client.exchange(prepared, readWhole, input)), {
+              return Effect.matchEffect(flatMapNow(kind.prepare(deployment, call), (prepared) => client.exchange(prepared, readWhole, input)), {
                 // A failure before an answer: the next deployment may answer.
                 onFailure: (failure) => {
                   if (!last && failure.kind !== "overloaded") {
@@ -626,7 +627,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                   metrics.upstreamFirstByte(input.provider.id, region, deployment.name, (response.headersAt - sentAt) / 1000)
                   exchangeSpan?.event("first_byte", nanosAt(response.headersAt), { "http.response.status_code": response.status })
                   const retryHints = pickHeaders(response.headers)
-                  const hints = deployment.simulated ? { ...retryHints, ...simulatedHeader } : retryHints
+                  const hints = deployment.simulated ? Object.assign({}, retryHints, simulatedHeader) : retryHints
                   if (response.status >= 300) {
                     // Its message, if it could be read (within maxErrorBodyBytes).
                     const raw = Buffer.isBuffer(response.whole) ? response.whole.toString("utf8") : ""
@@ -661,7 +662,8 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                   }
                   return andThen(routes.succeeded(deployment), () => {
                     const rateHeaders = admissionHeaders(input.provider, admission.readings)
-                    const headers = hints === noHeaders ? rateHeaders : { ...rateHeaders, ...hints }
+                    // Object.assign rather than a literal with two spreads, which makes new maps each call (Node 20): same object.
+                    const headers = hints === noHeaders ? rateHeaders : Object.assign({}, rateHeaders, hints)
                     return input.stream
                       ? Effect.succeed(relayStream(input, kind, admission, started, response, headers))
                       : relayJson(input, kind, call, admission, started, response.whole ?? unread, headers)
@@ -674,7 +676,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
 
           // The workspace's own key when it has one for this provider: never the service's key instead.
           const withKey = (admission: Admission) =>
-            Effect.matchEffect(credentials.keyFor(principal.workspace.id, input.provider.id), {
+            matchEffectNow(credentials.keyFor(principal.workspace.id, input.provider.id), {
               onFailure: (failure) =>
                 refuse(input, admission, started, new WorkspaceKeyUnusable({
                   provider: input.provider.id,
@@ -693,7 +695,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               (admission) =>
                 // Every budget that applies holds the request's largest possible cost before it goes upstream; refused,
                 // its rate-limit tokens go back. The reservation is given back if the client leaves before the request is sent.
-                input.endpoint === undefined ? withKey(admission) : Effect.matchEffect(
+                input.endpoint === undefined ? withKey(admission) : matchEffectNow(
                   budgets.reserve(
                     principal,
                     prices.cost(input.model, { inputTokens: input.estimatedInputTokens, outputTokens: input.usageCeiling.outputTokens }),

@@ -42,7 +42,8 @@ const prepare = (deployment: AzureDeployment, call: UpstreamCall) => {
   return Effect.succeed({
     url,
     method: "POST" as const,
-    headers: { ...call.headers, "content-type": "application/json", "api-key": Redacted.value(deployment.apiKey) },
+    // Object.assign rather than a literal spreading the call's headers, which makes new maps each call (Node 20).
+    headers: Object.assign({}, call.headers, { "content-type": "application/json", "api-key": Redacted.value(deployment.apiKey) }),
     body: JSON.stringify(body)
   })
 }

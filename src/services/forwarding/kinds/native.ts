@@ -3,6 +3,8 @@ import type { NativeDeployment } from "../../../domain/deployments"
 import { boundedSseDecoder } from "../../../domain/sse"
 import type { UpstreamKind } from "./UpstreamKind"
 
+const contentType: Readonly<Record<string, string>> = { "content-type": "application/json" }
+
 /**
  * The provider's own API (or any server speaking it): the provider's path appended to the deployment's url, the
  * key as the provider's clients send it — the workspace's own (BYOK) when it has one, the deployment's otherwise.
@@ -15,11 +17,8 @@ export const nativeKind: UpstreamKind<NativeDeployment> = {
     Effect.succeed({
       url: `${deployment.url}${call.path}`,
       method: "POST",
-      headers: {
-        ...call.headers,
-        "content-type": "application/json",
-        ...call.provider.upstreamAuth(call.ownKey ?? deployment.apiKey)
-      },
+      // Object.assign rather than a literal with two spreads, which makes new maps each call (Node 20): same object.
+      headers: Object.assign({}, call.headers, contentType, call.provider.upstreamAuth(call.ownKey ?? deployment.apiKey)),
       body: JSON.stringify(call.body)
     }),
   streamContentType: "text/event-stream",

@@ -63,12 +63,13 @@ export const vertexKindWith = (tokens: TokenCache): UpstreamKind<VertexDeploymen
     if (target === undefined) {
       return Effect.fail(new UpstreamFailure({ kind: "unreachable", detail: `a vertex deployment does not serve ${call.operation}` }))
     }
-    return Effect.map(tokens.accessToken(deployment.serviceAccount), (token) => ({
-      url: target.url,
-      method: "POST" as const,
-      headers: { ...passedHeaders(call.headers), "content-type": "application/json", authorization: `Bearer ${token}` },
-      body: JSON.stringify(target.body)
-    }))
+    return Effect.map(tokens.accessToken(deployment.serviceAccount), (token) => {
+      // Set on the fresh copy rather than spread into a literal, which makes new maps each call (Node 20).
+      const headers = passedHeaders(call.headers)
+      headers["content-type"] = "application/json"
+      headers.authorization = `Bearer ${token}`
+      return { url: target.url, method: "POST" as const, headers, body: JSON.stringify(target.body) }
+    })
   },
   streamContentType: "text/event-stream",
   streamDecoder: (maxEventBytes) => boundedSseDecoder(maxEventBytes),
