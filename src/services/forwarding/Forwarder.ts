@@ -46,7 +46,7 @@ import type { Deployment, UpstreamOperation } from "../../domain/deployments"
 import { failsOver } from "../../domain/attemptOrder"
 import { type Attempt, type Route, Routes } from "./Routes"
 import { ModelCatalog } from "./ModelCatalog"
-import { matchEffectNow, flatMapNow } from "./decidedNow"
+import { flatMapNow, matchEffectNow } from "./decidedNow"
 import { kindOf, makeUpstreamKinds, secretsOf } from "./kinds"
 import type { UpstreamCall, UpstreamKind } from "./kinds/UpstreamKind"
 import type { EndpointCall, EndpointDeclaration } from "../endpoints/endpointCall"
@@ -259,10 +259,6 @@ const upstreamRefusal = (
   }
   return new UpstreamAnswered5xx({ status, ...admitted })
 }
-
-/** `next` after `step`, without a step of its own when `step` is Effect.void (a deployment's health noted, no line to log). */
-const andThen = <A, E, E2>(step: Effect.Effect<void, E>, next: () => Effect.Effect<A, E2>): Effect.Effect<A, E | E2> =>
-  step === Effect.void ? next() : Effect.flatMap(step, next)
 
 /**
  * Sends a validated request upstream and relays the answer: JSON whole, streams event by event as
@@ -649,7 +645,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                       const seconds = retryHints["retry-after"] === undefined ? undefined : Number(retryHints["retry-after"])
                       return Effect.flatMap(routes.failed(deployment, `answered ${status}`, seconds), () => last ? refusedByUpstream() : attempt(index + 1))
                     }
-                    return andThen(routes.succeeded(deployment), refusedByUpstream)
+                    return flatMapNow(routes.succeeded(deployment), refusedByUpstream)
                   }
                   const unusable = unusableAnswer(input.stream, kind.streamContentType, response.headers)
                   if (unusable !== undefined) {
@@ -660,7 +656,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                       () => refused(unavailable(new UpstreamFailure({ kind: "malformed", detail: unusable }), admitted(admission)))
                     )
                   }
-                  return andThen(routes.succeeded(deployment), () => {
+                  return flatMapNow(routes.succeeded(deployment), () => {
                     const rateHeaders = admissionHeaders(input.provider, admission.readings)
                     // Object.assign rather than a literal with two spreads, which makes new maps each call (Node 20): same object.
                     const headers = hints === noHeaders ? rateHeaders : Object.assign({}, rateHeaders, hints)
@@ -717,7 +713,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
           return Effect.uninterruptibleMask((restore) => {
             started = performance.now()
             // A billable request whose record could not be kept is refused before it costs anything.
-            return Effect.catchAllCause(restore(input.endpoint === undefined ? admit() : andThen(recorder.requireDurable, admit)), (cause) => {
+            return Effect.catchAllCause(restore(input.endpoint === undefined ? admit() : flatMapNow(recorder.requireDurable, admit)), (cause) => {
               if (!Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
               input.stop?.()
               if (answer !== undefined) discard(answer.body)
