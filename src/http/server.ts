@@ -187,11 +187,12 @@ const servedApp = Layer.unwrapScoped(
       )
     )
     // The platform's server listens (and closes); the request listener is the one given above. Its queue of
-    // connections not yet accepted is as long as the connections allowed (the kernel caps it at somaxconn): with
-    // Node's 511, a burst of new clients while the loop is busy overflowed it, and each connection dropped there
-    // waited a SYN retransmission (1 s, then 3 s) before the service ever saw it (bench:streams at 1,024).
+    // connections not yet accepted is as long as the connections allowed, Node's 511 at least (the kernel caps it at
+    // somaxconn): with 511, a burst of new clients while the loop is busy overflowed it, and each connection dropped
+    // there waited a SYN retransmission (1 s, then 3 s) before the service ever saw it (bench:streams at 1,024).
+    // Connections beyond the maximum are accepted and closed at once, not left to wait in a short queue.
     return Layer.mergeAll(drainOnShutdown, announce).pipe(
-      Layer.provide(NodeHttpServer.layer(() => nodeServer, { port: config.port, host: config.host, backlog: limits.maxConnections }))
+      Layer.provide(NodeHttpServer.layer(() => nodeServer, { port: config.port, host: config.host, backlog: Math.max(511, limits.maxConnections) }))
     )
   })
 ).pipe(
