@@ -8,7 +8,7 @@ import { eventually } from "../support/fakeUpstream"
 import { type ServiceProcess, spawnService, waitForOk } from "../support/serviceProcess"
 
 /** More than Node's default accept queue (511): the connections beyond it would be dropped at the handshake. */
-const burst = 800
+const burst = 600
 
 const connect = (port: number) => {
   const socket = net.connect({ port, host: "127.0.0.1" })
