@@ -50,10 +50,13 @@ export const boundCounts = <K extends string>(
   return { value, clamped }
 }
 
+/** Nothing changed: shared, as it is the answer for nearly every request. */
+const noneClamped: ReadonlyArray<ClampedField> = Object.freeze([])
+
 /** The cost, in range, with the change listed when there was one. */
 export const boundedCost = (costUsd: number): Bounded<number> => {
   const recorded = boundCost(costUsd)
-  return { value: recorded, clamped: Object.is(recorded, costUsd) ? [] : [{ field: "costUsd", received: String(costUsd), recorded }] }
+  return { value: recorded, clamped: Object.is(recorded, costUsd) ? noneClamped : [{ field: "costUsd", received: String(costUsd), recorded }] }
 }
 
 /** Most tokens a request of a model outside the catalog (own keys) is believed to use. */
@@ -82,8 +85,14 @@ export const usageCeiling = (
 export const boundUsage = (
   usage: { readonly inputTokens: number; readonly outputTokens: number },
   ceiling: UsageCeiling
-): Bounded<{ inputTokens: number; outputTokens: number }> =>
-  boundCounts({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens }, ceiling)
+): Bounded<{ inputTokens: number; outputTokens: number }> => {
+  // Once a request: the two counts bounded in place (no list of names, no list of changes) when both are in range.
+  const inputTokens = boundCount(usage.inputTokens, ceiling.inputTokens)
+  const outputTokens = boundCount(usage.outputTokens, ceiling.outputTokens)
+  return Object.is(inputTokens, usage.inputTokens) && Object.is(outputTokens, usage.outputTokens)
+    ? { value: { inputTokens, outputTokens }, clamped: noneClamped }
+    : boundCounts({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens }, ceiling)
+}
 
 /**
  * Tokens to settle the rate limits with. A request cannot use more than its model's context (input
