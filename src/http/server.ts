@@ -1,4 +1,4 @@
-import { FileSystem, HttpApi, HttpApiBuilder, HttpIncomingMessage, HttpMiddleware, HttpServerRequest } from "@effect/platform"
+import { FileSystem, HttpApi, HttpApiBuilder, HttpIncomingMessage, HttpMiddleware, HttpServerRequest, HttpServerResponse, OpenApi } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
 import * as http from "node:http"
@@ -104,17 +104,17 @@ const answerBeforeReset = (request: http.IncomingMessage, maxBodyBytes: number) 
 /**
  * GET /docs, the Swagger UI page of the API, made on its first request (src/http/swaggerPage.ts, a chunk of its
  * own): an idle service does not hold its megabytes of script; its policy is added by withDocsPolicy
- * (src/http/docsPage.ts). GET /openapi.json, the document itself.
+ * (src/http/docsPage.ts). GET /openapi.json, the document itself, also made on its first request (the platform's
+ * middlewareOpenApi builds it, and its JSON, at start-up): a service that only forwards never holds it.
  */
-const DocsLive = Layer.mergeAll(
-  HttpApiBuilder.Router.use((router) =>
-    Effect.gen(function*() {
-      const api = yield* HttpApi.Api
-      const page = yield* Effect.cached(Effect.flatMap(Effect.promise(() => import("./swaggerPage")), ({ swaggerHandler }) => swaggerHandler(api)))
-      yield* router.get(docsPath, Effect.flatten(page))
-    })
-  ),
-  HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })
+const DocsLive = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const api = yield* HttpApi.Api
+    const page = yield* Effect.cached(Effect.flatMap(Effect.promise(() => import("./swaggerPage")), ({ swaggerHandler }) => swaggerHandler(api)))
+    const document = yield* Effect.cached(Effect.suspend(() => Effect.orDie(HttpServerResponse.json(OpenApi.fromApi(api.api)))))
+    yield* router.get(docsPath, Effect.flatten(page))
+    yield* router.get("/openapi.json", Effect.flatten(document))
+  })
 )
 
 /** The Node server, the forwarding lane in front of the HttpApi app, and the shutdown drain. */
