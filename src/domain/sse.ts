@@ -1,10 +1,13 @@
 // Server-sent events as the providers write them, and a decoder for relaying upstream streams.
 import { isAscii } from "node:buffer"
-import { createParser } from "eventsource-parser"
+import { createParser, type EventSourceParser } from "eventsource-parser"
 import { Chunk, Stream } from "effect"
 
 /** TextDecoder's option for a stream's pieces, made once. */
 const decodeStreaming = { stream: true }
+
+/** Decodes a whole text (no stream option): it keeps nothing between calls, so every stream shares it. */
+const wholeText = new TextDecoder("utf-8", { ignoreBOM: true })
 
 /**
  * A stream's pieces as text, as TextDecoder's streaming decode gives them (the mark at the stream's start dropped),
@@ -12,14 +15,16 @@ const decodeStreaming = { stream: true }
  * one in this (its last byte ASCII). Node decodes a stream through ICU, several times slower than a whole text.
  */
 export const utf8Pieces = (): (bytes: Uint8Array) => string => {
-  const streaming = new TextDecoder("utf-8", { ignoreBOM: true })
-  const whole = new TextDecoder("utf-8", { ignoreBOM: true })
+  // Made at the first piece that needs it (a character cut between pieces): most streams never do.
+  let streaming: InstanceType<typeof TextDecoder> | undefined
   let held = false
   let started = false
   return (bytes) => {
     if (bytes.length === 0) return ""
     const last = bytes[bytes.length - 1]!
-    let text = !held && last < 0x80 ? whole.decode(bytes) : streaming.decode(bytes, decodeStreaming)
+    let text = !held && last < 0x80
+      ? wholeText.decode(bytes)
+      : (streaming ??= new TextDecoder("utf-8", { ignoreBOM: true })).decode(bytes, decodeStreaming)
     held = last >= 0x80
     if (!started && text !== "") {
       started = true
@@ -161,7 +166,8 @@ export interface BoundedSseDecoder {
   readonly feed: (bytes: Uint8Array) => ReadonlyArray<SseEvent> | undefined
   /**
    * The text of the last feed when it was exactly the events it completed, as encodeSseEvent writes them (nothing
-   * carried in from before it, nothing left over): relayed unchanged, those events are that text.
+   * carried in from before it, nothing left over): relayed unchanged, those events are that text. Answered once a
+   * feed (undefined when asked again), so that the text is not kept while the stream waits.
    */
   readonly fedAsEncoded: () => string | undefined
 }
@@ -179,10 +185,11 @@ export const boundedSseDecoder = (maxEventBytes: number): BoundedSseDecoder => {
   let sinceBoundary = 0
   // Whether the text fed so far ends between events (nothing of an event pending in the parser).
   let between = true
-  // Whether the parser was fed: until then it would take a byte order mark at the start of its text as one.
-  let parserFed = false
+  // Whether anything was fed: a parser made after that does not take a byte order mark at its text's start for one.
+  let fedBefore = false
   let asEncoded: string | undefined
-  const parser = createParser({ onEvent: (message) => void pending.push(message) })
+  // Made at the first text the scan leaves (most streams are all whole events as encodeSseEvent writes them).
+  let parser: EventSourceParser | undefined
   return {
     feed: (bytes) => {
       sinceBoundary += bytes.length
@@ -192,13 +199,16 @@ export const boundedSseDecoder = (maxEventBytes: number): BoundedSseDecoder => {
       const leading = between ? leadingEncodedEvents(fed) : undefined
       const events = leading === undefined ? [] : leading.events
       const rest = leading === undefined ? 0 : leading.end
-      if (rest < fed.length || !parserFed) {
+      if (rest < fed.length) {
         pending = events
-        // Its first feed: a mark where the scan stopped is not at the stream's start, so not taken for one.
-        if (rest > 0 && !parserFed) parser.feed("")
+        if (parser === undefined) {
+          parser = createParser({ onEvent: (message) => void pending.push(message) })
+          // Not its stream's first text (text came before, or the scan stopped past the start): a mark is no mark.
+          if (fedBefore || rest > 0) parser.feed("")
+        }
         parser.feed(fed.slice(rest))
-        parserFed = true
       }
+      fedBefore = true
       asEncoded = fed !== "" && leading !== undefined && rest === fed.length ? fed : undefined
       // A text that ends with a blank line leaves the parser between events, whatever came before it.
       if (fed !== "") between = fed.endsWith("\n\n")
@@ -206,7 +216,12 @@ export const boundedSseDecoder = (maxEventBytes: number): BoundedSseDecoder => {
       else if (sinceBoundary > maxEventBytes) return undefined
       return events
     },
-    fedAsEncoded: () => asEncoded
+    fedAsEncoded: () => {
+      // Read once: the text is not kept past its relay (while the stream waits for its next chunk).
+      const text = asEncoded
+      asEncoded = undefined
+      return text
+    }
   }
 }
 

@@ -182,31 +182,53 @@ const servedBody = <A>(
 
 const streamHeaders = { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" }
 
-/** The client's connection as a stream sink. */
-const sinkOf = (response: http.ServerResponse): StreamSink => ({
-  write: (text) => response.write(text),
-  onDrain: (resume) => void response.once("drain", resume),
-  end: () => void response.end(),
-  cut: (inBandError, afterCut) =>
-    void response.write(inBandError, () => {
+const noStreamHeaders: Readonly<Record<string, string>> = {}
+
+/**
+ * The client's connection as a stream sink: one object a stream, its methods shared (an object of closures over the
+ * response was six a stream).
+ */
+class ResponseSink implements StreamSink {
+  constructor(private readonly response: http.ServerResponse) {}
+  write(text: string | Uint8Array): boolean {
+    return this.response.write(text)
+  }
+  onDrain(resume: () => void): void {
+    this.response.once("drain", resume)
+  }
+  end(): void {
+    this.response.end()
+  }
+  cut(inBandError: string, afterCut: () => void): void {
+    const response = this.response
+    response.write(inBandError, () => {
       response.destroy()
       // Marks the response ended, so the server does not try to answer it again.
       response.end()
       afterCut()
-    }),
-  onGraceEnd: (stop) => void response.once(graceEnded, stop)
-})
+    })
+  }
+  onGraceEnd(stop: () => void): void {
+    // `on`, not `once` (a wrapper and its state a stream): the grace ends once, and the relay's `stop` acts once.
+    this.response.on(graceEnded, stop)
+  }
+}
 
-/** Writes a relayed stream to the connection: status and headers, then the events as they come. */
+/**
+ * Writes a relayed stream to the connection: status and headers (the stream's, the answer's, `headers`, then
+ * `idHeaders`, in that order), then the events as they come.
+ */
 export const writeStream = (
   response: http.ServerResponse,
   answer: Extract<Forwarded, { _tag: "Stream" }>,
-  headers: Readonly<Record<string, string>>
+  headers: Readonly<Record<string, string>>,
+  idHeaders: Readonly<Record<string, string>>
 ): Effect.Effect<void> => {
-  // Object.assign rather than a literal spreading three objects, which allocated ~3.5 KB more a response (Node 20; the
-  // names are the service's own, none of them __proto__, so both give the same object).
-  response.writeHead(200, Object.assign({}, streamHeaders, answer.headers, headers))
-  return answer.relay(sinkOf(response))
+  // Object.assign rather than a literal spreading the objects, which allocated ~3.5 KB more a response (Node 20; the
+  // names are the service's own, none of them __proto__, so both give the same object); one merge, the caller's
+  // headers not merged first.
+  response.writeHead(200, Object.assign({}, streamHeaders, answer.headers, headers, idHeaders))
+  return answer.relay(new ResponseSink(response))
 }
 
 /**
@@ -219,7 +241,8 @@ const relayed = (request: HttpServerRequest.HttpServerRequest, answer: Extract<F
     writeStream(
       NodeHttpServerRequest.toServerResponse(request),
       answer,
-      requestId === undefined ? {} : requestIdHeaders(requestId)
+      noStreamHeaders,
+      requestId === undefined ? noStreamHeaders : requestIdHeaders(requestId)
     ).pipe(Effect.as(HttpServerResponse.empty({ status: 200 }))))
 
 /** Answers with what was forwarded, or with the refusal as the provider renders it (its headers on the answer). */

@@ -142,7 +142,7 @@ export class ForwardingLane extends Context.Tag("ForwardingLane")<ForwardingLane
                     writeJson(response, 200, forwarded.body, forwarded.headers, requestIdHeaders(requestId))
                     return answered
                   }
-                  return Effect.as(writeStream(response, forwarded, Object.assign({}, securityHeaders, requestIdHeaders(requestId))), 200)
+                  return Effect.zipRight(writeStream(response, forwarded, securityHeaders, requestIdHeaders(requestId)), answered)
                 })
             )
         ).pipe(

@@ -184,12 +184,15 @@ const upstreamCall = (input: Exchange, { upstreamModel }: Attempt, headers: Read
   ownKey: input.ownKey
 })
 
+/** An event as it came: what is relayed when neither the kind nor the endpoint changes events. */
+const unchanged = (event: SseEvent): SseEvent | undefined => event
+
 /** The kind's view of each event, then the endpoint's (either may drop it). */
 const relayedBy = (
   kindRelay: ((event: SseEvent) => SseEvent | undefined) | undefined,
   endpointRelay: ((event: SseEvent) => SseEvent | undefined) | undefined
 ): (event: SseEvent) => SseEvent | undefined => {
-  if (kindRelay === undefined) return endpointRelay ?? ((event) => event)
+  if (kindRelay === undefined) return endpointRelay ?? unchanged
   if (endpointRelay === undefined) return kindRelay
   return (event) => {
     const seen = kindRelay(event)
@@ -197,39 +200,42 @@ const relayedBy = (
   }
 }
 
+/** The events relayed and encoded; undefined when `fed` (their encoding) is given and none changes. */
+const encodedRelay = (
+  relayEvent: (event: SseEvent) => SseEvent | undefined,
+  events: ReadonlyArray<SseEvent>,
+  fed: string | undefined
+): string | undefined => {
+  let text = fed === undefined ? "" : undefined
+  for (let index = 0; index < events.length; index++) {
+    const event = events[index]!
+    const relayed = relayEvent(event)
+    if (text === undefined) {
+      if (relayed === event) continue
+      text = encodedEvents(events, index)
+    }
+    if (relayed !== undefined) text += encodeSseEvent(relayed)
+  }
+  return text
+}
+
 /**
- * A stream chunk's events as the client gets them. `fed` is the chunk's text when it is exactly their encoding: the
- * endpoint's relay is made on that text where it has a text form (the ranges it drops) and the kind changes nothing
- * of its own; else the text is sent as it came while every event is relayed unchanged, encoded from the first one that
- * is not. What is sent of `fed` is the upstream's own bytes where they are its text (see relayedChunk).
+ * What is sent of a stream chunk (`bytes`) and its events. `fed` is the chunk's text when it is exactly their
+ * encoding: the endpoint's relay is made on that text where it has a text form (`relayDrops`, the ranges it drops, given
+ * only when the kind changes nothing of its own); else the text is sent as it came while every event is relayed
+ * unchanged, encoded from the first one that is not. What is sent of `fed` is the upstream's own bytes where they are
+ * its text (see relayedChunk).
  */
-const chunkRelay = (kind: UpstreamKind, input: Exchange) => {
-  const relayEvent = relayedBy(kind.relayEvent, input.relayEvent)
-  const relayDrops = kind.relayEvent === undefined ? input.relayDrops : undefined
-  /** The events relayed and encoded; undefined when `fed` (their encoding) is given and none changes. */
-  const encoded = (events: ReadonlyArray<SseEvent>, fed: string | undefined): string | undefined => {
-    let text = fed === undefined ? "" : undefined
-    for (let index = 0; index < events.length; index++) {
-      const event = events[index]!
-      const relayed = relayEvent(event)
-      if (text === undefined) {
-        if (relayed === event) continue
-        text = encodedEvents(events, index)
-      }
-      if (relayed !== undefined) text += encodeSseEvent(relayed)
-    }
-    return text
-  }
-  return {
-    /** Events as the client gets them, encoded (those read before a failure). */
-    events: (events: ReadonlyArray<SseEvent>): string => encoded(events, undefined) ?? "",
-    /** What is sent of a chunk (`bytes`) and its events. */
-    chunk: (events: ReadonlyArray<SseEvent>, fed: string | undefined, bytes: Buffer): string | Buffer => {
-      if (fed === undefined) return encoded(events, undefined) ?? ""
-      if (relayDrops !== undefined) return relayedChunk(fed, bytes, relayDrops(events))
-      return encoded(events, fed) ?? relayedChunk(fed, bytes, noDrops)
-    }
-  }
+const chunkRelayed = (
+  relayEvent: (event: SseEvent) => SseEvent | undefined,
+  relayDrops: ((events: ReadonlyArray<SseEvent>) => ReadonlyArray<number>) | undefined,
+  events: ReadonlyArray<SseEvent>,
+  fed: string | undefined,
+  bytes: Buffer
+): string | Buffer => {
+  if (fed === undefined) return encodedRelay(relayEvent, events, undefined) ?? ""
+  if (relayDrops !== undefined) return relayedChunk(fed, bytes, relayDrops(events))
+  return encodedRelay(relayEvent, events, fed) ?? relayedChunk(fed, bytes, noDrops)
 }
 
 /** A failure inside a stream, after the admission's headers were sent. */
@@ -433,17 +439,21 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
         response: UpstreamResponse,
         headers: Record<string, string>
       ): Forwarded => {
-        const tally = emptyTally(input.estimatedInputTokens)
-        const relayed = chunkRelay(kind, input)
-        // Node events rather than an Effect Stream: this runs for every chunk of every stream.
-        const pump = (sink: StreamSink) =>
-          Effect.async<ApiRequestRecord["outcome"]>((resume) => {
-            const body = response.body
+        // Made when the stream is relayed; one mask a stream (the record's), no canceller of the wait's own.
+        const relay = (sink: StreamSink) => {
+          const body = response.body
+          const tally = emptyTally(input.estimatedInputTokens)
+          const relayEvent = relayedBy(kind.relayEvent, input.relayEvent)
+          const relayDrops = kind.relayEvent === undefined ? input.relayDrops : undefined
+          // How the stream ended, read once the wait is over (an interruption is "cancelled", whatever was set).
+          let outcome: ApiRequestRecord["outcome"] = "cancelled"
+          // Node events rather than an Effect Stream: this runs for every chunk of every stream.
+          const relayed = Effect.async<void>((resume) => {
             const decoder = kind.streamDecoder(upstreamLimits.maxSseEventBytes)
             let done = false
-            const finish = (outcome: ApiRequestRecord["outcome"]) => {
-              done = true
-              resume(Effect.succeed(outcome))
+            const ended = (how: ApiRequestRecord["outcome"]) => {
+              outcome = how
+              resume(Effect.void)
             }
             /** Events read before the failure (`unsent`) still reach the client, ahead of the error. */
             const fail = (failure: UpstreamFailure, unsent: string) => {
@@ -452,8 +462,7 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               const problem = tally.upstreamError === undefined
                 ? problemOf(input.provider, unavailable(failure, inStream))
                 : relayedFor(input)(tally.upstreamError)
-              sink.cut(unsent + input.protocol.streamError(problem), () =>
-                resume(Effect.succeed("failed" as const)))
+              sink.cut(unsent + input.protocol.streamError(problem), () => ended("failed"))
             }
             // The service stops: the client is told so in the stream's own words before the connection
             // closes, and the stream is recorded as cancelled (billed for what was generated).
@@ -461,14 +470,11 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
               if (done) return
               done = true
               discard(body)
-              sink.cut(input.protocol.streamError(problemOf(input.provider, stopping)), () => resume(Effect.succeed("cancelled" as const)))
+              sink.cut(input.protocol.streamError(problemOf(input.provider, stopping)), () => ended("cancelled"))
             })
             // Cut before the relay began (after the headers were read): nothing more will come.
             const failed = unreadable(body)
-            if (failed !== undefined) {
-              fail(failed, "")
-              return Effect.void
-            }
+            if (failed !== undefined) return fail(failed, "")
             body.on("data", (chunk: Buffer) => {
               if (done) return
               const events = decoder.feed(chunk)
@@ -479,44 +485,43 @@ export class Forwarder extends Context.Tag("Forwarder")<Forwarder, {
                 if (!input.protocol.observe(events[index]!, tally)) {
                   return fail(
                     new UpstreamFailure({ kind: "malformed", detail: "stream event not valid for the protocol" }),
-                    relayed.events(events.slice(0, index))
+                    encodedRelay(relayEvent, events.slice(0, index), undefined) ?? ""
                   )
                 }
               }
-              const sent = relayed.chunk(events, decoder.fedAsEncoded?.(), chunk)
+              const sent = chunkRelayed(relayEvent, relayDrops, events, decoder.fedAsEncoded?.(), chunk)
               // One write per upstream chunk, however many events it held.
               if (sent.length !== 0 && !sink.write(sent)) {
                 body.pause()
                 sink.onDrain(() => body.resume())
               }
             })
-            body.once("end", () => {
+            // `on`, not `once` (a wrapper and its state a stream): the body ends once, and `done` guards it anyway.
+            body.on("end", () => {
               if (done) return
               // A clean close before the protocol's terminal event is a cut-off answer, not a complete one.
               if (!tally.terminated) {
                 return fail(new UpstreamFailure({ kind: "malformed", detail: "stream ended before its terminal event" }), "")
               }
+              done = true
               sink.end()
-              finish("completed")
+              ended("completed")
             })
             body.on("error", (cause) => {
               if (!done) fail(classify(cause), "")
             })
-            // The client went away: the upstream exchange ends too.
-            return Effect.sync(() => discard(body))
           })
-        const relay = (sink: StreamSink) =>
-          pump(sink).pipe(
-            Effect.onExit((exit) =>
-              record(input, admission, started, {
-                status: 200,
-                outcome: Exit.isSuccess(exit) ? exit.value : "cancelled",
-                inputTokens: tally.inputTokens,
-                outputTokens: billedOutputTokens(tally)
-              })
-            ),
-            Effect.asVoid
-          )
+          return Effect.onExit(relayed, (exit) => {
+            // The client went away (or the relay died): the upstream exchange ends too.
+            if (Exit.isFailure(exit)) discard(body)
+            return record(input, admission, started, {
+              status: 200,
+              outcome: Exit.isSuccess(exit) ? outcome : "cancelled",
+              inputTokens: tally.inputTokens,
+              outputTokens: billedOutputTokens(tally)
+            })
+          })
+        }
         return { _tag: "Stream", headers, relay }
       }
 

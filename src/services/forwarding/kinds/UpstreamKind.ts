@@ -50,6 +50,7 @@ export interface StreamDecoder {
   /**
    * The text of the last feed when it was exactly the events it completed as encodeSseEvent writes them: what
    * the client is sent when every one of them is relayed unchanged (no decode and encode again). Absent: never.
+   * Asked once a feed: a decoder may answer undefined when asked again (not keeping the text while the stream waits).
    */
   readonly fedAsEncoded?: () => string | undefined
 }
