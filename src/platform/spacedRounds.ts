@@ -1,9 +1,10 @@
 import { Duration, Effect, Fiber, Runtime, type Scope } from "effect"
 
 /**
- * Runs `round` at the next turn of the event loop (as a forked fiber starts after its parent goes on) and again `every` after each one ends (as `Effect.repeat` with `Schedule.spaced`), driven by a
- * plain timer instead of a fiber asleep in a Schedule: each repeat of a Schedule costs the runtime several KB, and
- * an idle service allocating that steadily is never idle to V8 (its memory reducer re-arms instead of collecting).
+ * Runs `round` at the next turn of the event loop (as a forked fiber starts once its parent goes on), then again
+ * `every` after each one ends (as `Effect.repeat` with `Schedule.spaced`), driven by a plain timer rather than a
+ * fiber asleep in a Schedule: each repeat of a Schedule costs the runtime several KB, and an idle service
+ * allocating that steadily is never idle to V8 (its memory reducer re-arms instead of collecting).
  * `due`, asked first in plain code, skips a round with nothing to do without entering the runtime at all.
  * Answers the stop: the timer cleared and the round under way interrupted (an uninterruptible one is waited for);
  * the scope's close stops it too. Real time: the test clock does not drive it.
