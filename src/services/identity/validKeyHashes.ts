@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Schedule, type Scope } from "effect"
+import { Duration, Effect, type Scope } from "effect"
+import { forkSpacedRounds } from "../../platform/spacedRounds"
 
 /**
  * The hashes (SHA-256, hex) of the valid API keys, held in memory by each instance: what tells a valid key
@@ -80,7 +81,7 @@ export const validKeyHashesFromDatabase: Effect.Effect<ValidKeyHashes, never, Sq
       })
     )
     yield* keepCurrent
-    yield* Effect.forkScoped(Effect.repeat(keepCurrent, Schedule.spaced(validKeysRefresh)))
+    yield* forkSpacedRounds(keepCurrent, validKeysRefresh)
     return over(valid)
   }
 )

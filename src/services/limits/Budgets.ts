@@ -144,9 +144,9 @@ export class Budgets extends Context.Tag("Budgets")<Budgets, {
         }
       })
       // Slices past their life and the requests that ended are written back every so often, and all at shutdown.
-      yield* Effect.forkScoped(
-        Effect.repeat(Effect.clockWith((clock) => slices.sweep(clock.unsafeCurrentTimeMillis())), Schedule.spaced(Duration.millis(sweepEveryMs)))
-      )
+      // With no slice open the loop waits for one instead of waking every round (an idle service allocates nothing).
+      const sweepRound = Effect.clockWith((clock) => slices.sweep(clock.unsafeCurrentTimeMillis())).pipe(Effect.zipRight(slices.untilBusy))
+      yield* Effect.forkScoped(Effect.repeat(sweepRound, Schedule.spaced(Duration.millis(sweepEveryMs))))
       yield* Effect.addFinalizer(() => Effect.clockWith((clock) => slices.sweep(clock.unsafeCurrentTimeMillis(), true)))
 
       return {

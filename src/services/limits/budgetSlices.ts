@@ -48,6 +48,8 @@ export const makeBudgetSlices = (store: BudgetStoreShape, options: SliceOptions)
   const open = new Map<string, Slice>()
   /** Slices no longer taking requests whose requests have not all ended. */
   const closing = new Set<Slice>()
+  /** Open while some slice is open or closing: the sweep loop waits on it rather than waking every round for nothing. */
+  const busy = Effect.unsafeMakeLatch(false)
 
   const write = (slice: Slice): Effect.Effect<void> => {
     if (slice.written) return Effect.void
@@ -158,6 +160,7 @@ export const makeBudgetSlices = (store: BudgetStoreShape, options: SliceOptions)
           }
           open.set(sliceKey(line), slice)
         }
+        busy.unsafeOpen()
         return slice
       })
     )
@@ -200,6 +203,12 @@ export const makeBudgetSlices = (store: BudgetStoreShape, options: SliceOptions)
         return next(0)
       }),
     /** Closes the slices past their life and writes back the closed ones whose requests ended (every so often; all at shutdown). */
+    /** Returns once some slice is open or closing (at once if one is): what the next sweep would have to do. */
+    untilBusy: Effect.suspend(() => {
+      if (open.size > 0 || closing.size > 0) return Effect.void
+      busy.unsafeClose()
+      return busy.await
+    }),
     sweep: (now: number, all = false): Effect.Effect<void> =>
       Effect.forEach(
         // A slice no request holds is written back too: an idle budget shows nothing reserved.

@@ -5,6 +5,7 @@ import type { ProviderId } from "../../domain/providerId"
 import { ProviderIdSchema } from "../../domain/providerIdSchema"
 import type { StorageFailure } from "../../platform/StorageFailure"
 import { Metrics } from "../../platform/Metrics"
+import { forkSpacedRounds } from "../../platform/spacedRounds"
 import { UsageJournal } from "./2-UsageJournal"
 import type { EndpointRecord } from "../../providers/forwardedEndpoint"
 import { type ApiRequestRow, UsageLedger } from "./3-UsageLedger/index"
@@ -265,7 +266,8 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
           ),
           Effect.zipRight(reportDrops)
         )
-        const periodic = yield* Effect.forkScoped(Effect.repeat(cycle, Schedule.spaced(options.flushEvery)))
+        // Nothing queued and nothing to read back: the round would write nothing (a failure or a drop leaves records queued).
+        const stopPeriodic = yield* forkSpacedRounds(cycle, options.flushEvery, () => queue.length > 0 || journal.anySpilled())
 
         /** What shutdown leaves behind, said in one line: the next start writes what is in the journal. */
         const reportLeft = (why: string) =>
@@ -281,7 +283,7 @@ export class UsageRecorder extends Context.Tag("UsageRecorder")<UsageRecorder, {
         // the background, not awaited (its records are in the journal; what it wrote is ignored when
         // they are written again). A race of two forked fibers on one Deferred: a finalizer cannot be
         // interrupted, so a timeout (which interrupts the loser and waits for it) could not cut it.
-        const lastFlush = Fiber.interrupt(periodic).pipe(
+        const lastFlush = stopPeriodic.pipe(
           Effect.zipRight(writeAll),
           Effect.retry(Schedule.intersect(Schedule.recurs(5), Schedule.spaced("500 millis")))
         )

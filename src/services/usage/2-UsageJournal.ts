@@ -1,9 +1,10 @@
-import { Context, Data, type Duration, Effect, Fiber, Layer, Option, Runtime, Schedule } from "effect"
+import { Context, Data, type Duration, Effect, Layer, Option, Runtime, Schedule } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { promisify } from "node:util"
 import { AppConfig } from "../../config"
 import { Metrics } from "../../platform/Metrics"
+import { forkSpacedRounds } from "../../platform/spacedRounds"
 
 const fdatasync = promisify(fs.fdatasync)
 
@@ -72,6 +73,8 @@ export class UsageJournal extends Context.Tag("UsageJournal")<UsageJournal, {
   readonly spill: (segment: number) => Effect.Effect<void>
   /** The oldest segment with records only on disk, read back; none when there is no such segment. */
   readonly reload: Effect.Effect<Option.Option<ReloadedSegment>>
+  /** Whether some segment has records only on disk (`reload` would read one back); plain, for a loop's idle check. */
+  readonly anySpilled: () => boolean
   /** Segments on disk (tests, metrics). */
   readonly segments: Effect.Effect<number>
   readonly health: Effect.Effect<JournalHealth>
@@ -103,6 +106,7 @@ export class UsageJournal extends Context.Tag("UsageJournal")<UsageJournal, {
     committed: () => Effect.void,
     spill: () => Effect.void,
     reload: Effect.succeed(Option.none()),
+    anySpilled: () => false,
     segments: Effect.succeed(0),
     health: Effect.succeed<JournalHealth>("absent"),
     waiting: Effect.succeed(0)
@@ -410,15 +414,24 @@ const makeJournal = (options: UsageJournalOptions) =>
     })
     yield* Effect.forkScoped(Effect.repeat(idleCheck, Schedule.spaced(options.watchEvery ?? "5 seconds")))
 
-    const syncer = yield* Effect.forkScoped(Effect.repeat(Effect.uninterruptible(syncRound), Schedule.spaced(options.syncEvery)))
+    // A round with nothing written, closed or created since the last is skipped without entering the runtime.
+    const stopSyncing = yield* forkSpacedRounds(
+      Effect.uninterruptible(syncRound),
+      options.syncEvery,
+      () => dirty || newFile || toClose.length > 0
+    )
     // Last: the periodic sync stops, then everything written is synced and closed.
-    yield* Effect.addFinalizer(() => Fiber.interrupt(syncer).pipe(Effect.zipRight(Effect.sync(close)), Effect.zipRight(syncRound)))
+    yield* Effect.addFinalizer(() => stopSyncing.pipe(Effect.zipRight(Effect.sync(close)), Effect.zipRight(syncRound)))
 
     const journal: typeof UsageJournal.Service = {
       append,
       committed,
       spill,
       reload,
+      anySpilled: () => {
+        for (const segment of segments.values()) if (segment.spilled) return true
+        return false
+      },
       segments: Effect.sync(() => segments.size),
       health: Effect.sync(() => (failing ? "failing" : "ok")),
       waiting: Effect.sync(() =>

@@ -1,4 +1,5 @@
-import { Clock, Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Duration, Effect, Layer } from "effect"
+import { forkSpacedRounds } from "../../platform/spacedRounds"
 import { webhookSignature } from "../../domain/webhookSignature"
 import { WebhookSender } from "./WebhookSender"
 import { type ClaimedDelivery, WebhookStore } from "./WebhookStore/index"
@@ -74,7 +75,7 @@ export const makeWebhookDelivery = (options: DeliveryOptions) =>
       // The database away for a while: the next round tries again.
       Effect.catchAll((failure) => Effect.logWarning("webhook deliveries could not be read or recorded", failure.cause))
     )
-    yield* Effect.forkScoped(Effect.repeat(round, Schedule.spaced(options.pollEvery)))
+    yield* forkSpacedRounds(round, options.pollEvery)
   }))
 
 /** The service's sender, with the default schedule. */
