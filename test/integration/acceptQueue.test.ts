@@ -1,11 +1,7 @@
-import * as crypto from "node:crypto"
 import * as net from "node:net"
-import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freePort } from "../../src/platform/EmbeddedPostgres"
-import { freshDatabaseUrl } from "../support/database"
 import { eventually } from "../support/fakeUpstream"
-import { type ServiceProcess, spawnService, waitForOk } from "../support/serviceProcess"
+import { type ServiceProcess, startBuiltService } from "../support/serviceProcess"
 
 /** More than Node's default accept queue (511): the connections beyond it would be dropped at the handshake. */
 const burst = 600
@@ -27,17 +23,9 @@ describe("the accept queue, with the built service", () => {
   let port: number
 
   beforeAll(async () => {
-    port = await Effect.runPromise(freePort)
-    service = spawnService({
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      DATA_DIR: `/tmp/ws-accept-queue-${crypto.randomBytes(6).toString("hex")}`,
-      DATABASE_URL: await freshDatabaseUrl(),
-      ADMIN_TOKEN: "accept-queue-admin-token-0123456789",
-      SERVER_MAX_CONNECTIONS: "2048",
-      SERVER_MAX_CONNECTIONS_PER_ADDRESS: "0"
-    })
-    await waitForOk(`http://127.0.0.1:${port}/readyz`)
+    const started = await startBuiltService("accept-queue", { SERVER_MAX_CONNECTIONS: "2048", SERVER_MAX_CONNECTIONS_PER_ADDRESS: "0" })
+    service = started.service
+    port = started.port
   }, 180_000)
   afterAll(async () => {
     if (service === undefined) return

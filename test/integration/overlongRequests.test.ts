@@ -1,10 +1,6 @@
-import { Effect } from "effect"
 import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freePort } from "../../src/platform/EmbeddedPostgres"
-import { freshDatabaseUrl } from "../support/database"
-import { type ServiceProcess, spawnService, waitForOk } from "../support/serviceProcess"
-import { tempDir } from "../support/tempDirs"
+import { type ServiceProcess, startBuiltService } from "../support/serviceProcess"
 
 interface RawOutcome {
   /** The answer's status line and body as read. */
@@ -41,15 +37,9 @@ describe("a request line over Node's limit (a 100 KB URL)", () => {
   let port: number
 
   beforeAll(async () => {
-    port = await Effect.runPromise(freePort)
-    service = spawnService({
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      DATA_DIR: tempDir("ws-overlong-"),
-      DATABASE_URL: await freshDatabaseUrl(),
-      ADMIN_TOKEN: "overlong-admin-token-0123456789"
-    })
-    await waitForOk(`http://127.0.0.1:${port}/healthz`)
+    const started = await startBuiltService("overlong")
+    service = started.service
+    port = started.port
   })
   afterAll(async () => {
     service?.child.kill("SIGTERM")

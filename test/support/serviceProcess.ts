@@ -1,6 +1,10 @@
+import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as path from "node:path"
+import { freePort } from "../../src/platform/EmbeddedPostgres"
 import { builtEntry } from "./builtService"
+import { freshDatabaseUrl } from "./database"
+import { tempDir } from "./tempDirs"
 
 const root = path.resolve(import.meta.dirname, "../..")
 
@@ -38,4 +42,25 @@ export const waitForOk = async (url: string, timeoutMs = 120_000): Promise<void>
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
   throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`)
+}
+
+/**
+ * The built service on a free loopback port, with a data folder and a database of its own (`name` names both and
+ * the admin token), once it answers /readyz: for tests that need a process of its own and nothing else set up.
+ */
+export const startBuiltService = async (
+  name: string,
+  env: Record<string, string> = {}
+): Promise<{ readonly service: ServiceProcess; readonly port: number }> => {
+  const port = await Effect.runPromise(freePort)
+  const service = spawnService({
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    DATA_DIR: tempDir(`ws-${name}-`),
+    DATABASE_URL: await freshDatabaseUrl(),
+    ADMIN_TOKEN: `${name}-admin-token-0123456789`,
+    ...env
+  })
+  await waitForOk(`http://127.0.0.1:${port}/readyz`)
+  return { service, port }
 }
